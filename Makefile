@@ -32,7 +32,8 @@ wasm:
 ## run: build, then run the binary on the embedded defaults.
 run: build wasm
 	$(BIN) policy
-	$(BIN) check testdata/schema/example/input.json testdata/schema/example/output.json plan value
+	$(BIN) policy -operation testdata/examples/allocator/plan.operation.json
+	$(BIN) check testdata/examples/allocator/input.schema.json testdata/examples/allocator/output.schema.json value plan
 
 ## test: every test, fuzz seed corpora included.
 test: wasm
