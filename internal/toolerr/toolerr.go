@@ -138,8 +138,12 @@ func IndexSegment(i int) string { return strconv.Itoa(i) }
 
 // Error is the platform error. Its fields are safe to publish as they are.
 type Error struct {
-	Code       Code    `json:"code"`
-	Retryable  bool    `json:"retryable"`
+	Code      Code `json:"code"`
+	Retryable bool `json:"retryable"`
+	// Message is set only on a tool's own error: the tool author's short
+	// text (see docs/guest-abi.md). The platform never writes one, so no
+	// validator message or caller value reaches it from here.
+	Message    string  `json:"message,omitempty"`
 	Issues     []Issue `json:"issues"`
 	IssueCount int     `json:"issue_count"`
 }
