@@ -1,0 +1,87 @@
+package tooldef
+
+import "toolhost/internal/policy"
+
+// Package is a decoded package declaration: the versions every service
+// shares and the services, each either usable or refused on its own, so
+// that one bad service does not hide a healthy sibling.
+type Package struct {
+	ContractVersion       string
+	ImplementationVersion string
+	Services              []Declared
+}
+
+// Declared is one declared service: a definition when Refusal is nil.
+// ToolCode is set whenever the declaration had a readable tool_code, even
+// when refused, so that duplicate codes can be found across claims.
+type Declared struct {
+	ToolCode   string
+	Definition *Definition
+	Refusal    *Refusal
+}
+
+// Text is a service's name and description in one language.
+type Text struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// UI is the service's UI descriptor.
+type UI struct {
+	Kind         string `json:"kind"`
+	ComponentKey string `json:"component_key"`
+	Version      string `json:"version"`
+}
+
+// Documentation points at the service's documentation page.
+type Documentation struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+}
+
+// Languages are the languages every service has texts in.
+var Languages = []string{"en", "it", "fr", "es"}
+
+// Definition is a checked service: its metadata, operation policies as
+// declared (defaults applied), schemas that passed the profile, and the
+// fingerprint the host computed. It is immutable once built.
+type Definition struct {
+	ToolCode           string
+	Name               string
+	Description        string
+	NameI18nKey        *string
+	DescriptionI18nKey *string
+	I18n               map[string]Text
+	Category           string
+	IconKey            string
+	UI                 UI
+	Documentation      Documentation
+	Operations         []Operation
+	// InputSchema and OutputSchema are decoded JSON values (package wire).
+	InputSchema  any
+	OutputSchema any
+
+	ContractVersion       string
+	ImplementationVersion string
+	// Fingerprint is schema.Fingerprint of the schemas and operations.
+	Fingerprint string
+}
+
+// Operation is one declared operation: its policy, defaults applied, and,
+// for a module loaded through a sidecar manifest, the export that runs it.
+type Operation struct {
+	Policy policy.Operation
+	// Export is the module function that computes this operation when the
+	// module is an existing Extism plugin described by a sidecar; empty
+	// for tools that export compute.
+	Export string
+}
+
+// OperationNames returns the operation names in declaration order.
+func (d *Definition) OperationNames() []string {
+	names := make([]string, len(d.Operations))
+	for i, op := range d.Operations {
+		names[i] = op.Policy.Name
+	}
+	return names
+}
