@@ -1,0 +1,277 @@
+package guest
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// Package is a tool module's declaration: the versions every service
+// shares and its 1 to 16 services.
+type Package struct {
+	// ContractVersion and ImplementationVersion are SemVer strings copied
+	// into every service's descriptor.
+	ContractVersion       string
+	ImplementationVersion string
+	// Services are *Service values, each a complete public calculation.
+	Services []Declaration
+}
+
+// Declaration is a service of a [Package]: a *[Service] of some input and
+// output types. Its methods are unexported.
+type Declaration interface {
+	toolCode() string
+	compile(checks bool) (*service, error)
+}
+
+// Text is a service's name and description in one language.
+type Text struct {
+	Name, Description string
+}
+
+// UI names the frontend component that renders a service.
+type UI struct {
+	// Kind is "custom"; empty means "custom".
+	Kind string
+	// ComponentKey identifies the frontend's renderer.
+	ComponentKey string
+	// Version is the service's own UI SemVer, independent of the package's.
+	Version string
+}
+
+// Documentation points to a service's documentation page.
+type Documentation struct {
+	// Path is relative and extensionless: "/"-separated segments of
+	// letters, digits, "-" and "_", optionally ending in "/"; it does not
+	// start with "/", "mkdocs/" or a language ("en/", "it/", "fr/", "es/").
+	Path string
+	// Version is the documentation's SemVer.
+	Version string
+}
+
+// Operation is the policy of one operation. A zero limit takes the
+// model default (4 s engine and soft, 5 s hard, 5 s queue, 2 s cleanup,
+// 20 s request, 25 s client, 128 KiB parameters, 256 KiB results, 1 GiB
+// memory) and is left out of the declaration; the platform clamps every
+// limit. Operations are pure and never deduplicated.
+type Operation struct {
+	// Name matches [a-z][a-z0-9_]*, at most 64 bytes.
+	Name string
+	// Deterministic is metadata: it never enables caching.
+	Deterministic bool
+
+	MaxParameterBytes, MaxResultBytes int64
+	QueueTimeoutMS, EngineTimeoutMS   int64
+	SoftTimeoutMS, HardTimeoutMS      int64
+	CleanupTimeoutMS                  int64
+	RequestTimeoutMS, ClientTimeoutMS int64
+	MemoryLimitBytes                  int64
+}
+
+// Service is one public calculation: its metadata, operations, and the
+// Compute function over its input and output types. The input and output
+// schemas are derived from In and Out (see the package documentation): both
+// are structs, and In has a string field tagged json:"operation".
+type Service[In, Out any] struct {
+	// Code is the tool_code: [a-z][a-z0-9_]*, at most 64 bytes, not
+	// catalog, compute or diagnostics.
+	Code        string
+	Name        string
+	Description string
+	// NameKey and DescriptionKey are optional translation keys.
+	NameKey, DescriptionKey string
+	// Texts holds the name and description in exactly "en", "it", "fr"
+	// and "es".
+	Texts map[string]Text
+	// Category and IconKey use the tool-code format.
+	Category, IconKey string
+	UI                UI
+	Documentation     Documentation
+	// Operations are the service's operations, at least one, with unique
+	// names. Their order is the order of the schema's variants.
+	Operations []Operation
+	// Compute computes one item. in has been decoded strictly and its
+	// Operation is ctx.Operation(). Return an *Error to choose the error
+	// code; any other error is execution_failed with its text, and a
+	// panic is recovered as execution_failed.
+	Compute func(ctx *Context, in In) (Out, error)
+}
+
+func (s *Service[In, Out]) toolCode() string { return s.Code }
+
+// compile checks the service and builds its schemas and dispatch. checks
+// is false on the compute path, which needs only the types and skips the
+// metadata and the costlier tag checks: describe already made them.
+func (s *Service[In, Out]) compile(checks bool) (*service, error) {
+	meta := serviceMeta{
+		code: s.Code, name: s.Name, description: s.Description,
+		nameKey: s.NameKey, descriptionKey: s.DescriptionKey, texts: s.Texts,
+		category: s.Category, iconKey: s.IconKey, ui: s.UI, documentation: s.Documentation,
+		operations: s.Operations, hasCompute: s.Compute != nil,
+	}
+	svc, err := newService(meta, reflect.TypeFor[In](), reflect.TypeFor[Out](), checks)
+	if err != nil {
+		return nil, err
+	}
+	compute := s.Compute
+	svc.call = func(ctx *Context, op string, params map[string]any) ([]byte, *Error) {
+		if v, ok := params["operation"].(string); ok && v != op {
+			return nil, &Error{Code: CodeInvalidParameters, Message: "parameters/operation: does not match the requested operation"}
+		}
+		var in In
+		if err := assignStruct(reflect.ValueOf(&in).Elem(), svc.in, params, op, nil); err != nil {
+			return nil, &Error{Code: CodeInvalidParameters, Message: err.message()}
+		}
+		if reflect.ValueOf(&in).Elem().FieldByIndex(svc.opIndex).String() != op {
+			return nil, &Error{Code: CodeInvalidParameters, Message: "parameters/operation: does not match the requested operation"}
+		}
+		out, err := run(ctx, compute, in)
+		if err != nil {
+			return nil, err
+		}
+		b, encErr := encodeResult(reflect.ValueOf(&out).Elem(), svc.out, op)
+		if encErr != nil {
+			return nil, sdkFailure("%s", encErr.message())
+		}
+		return b, nil
+	}
+	return svc, nil
+}
+
+// run calls compute, turning its error or panic into a tool error; a
+// checkpoint that said stop makes the item execution_limit whatever
+// compute returned.
+func run[In, Out any](ctx *Context, compute func(*Context, In) (Out, error), in In) (out Out, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e = &Error{Code: CodeExecutionFailed, Message: clip(fmt.Sprint("panic: ", r), MaxMessageBytes)}
+		}
+		if ctx.stopped && (e == nil || e.Code != CodeExecutionLimit) {
+			e = errStop("stopped: the soft deadline has passed or the item was cancelled")
+		}
+	}()
+	out, err := compute(ctx, in)
+	if err != nil {
+		var te *Error
+		if errors.As(err, &te) {
+			if te == nil {
+				return out, &Error{Code: CodeExecutionFailed, Message: "Compute returned a nil *guest.Error as its error"}
+			}
+			return out, te
+		}
+		return out, &Error{Code: CodeExecutionFailed, Message: err.Error()}
+	}
+	return out, nil
+}
+
+// registration is the package Register received and what was built from
+// it, once.
+var registration struct {
+	mu          sync.Mutex
+	registered  bool
+	pkg         Package
+	built       bool
+	declaration []byte
+	err         error
+}
+
+// errNotRegistered is returned when describe or compute runs before
+// Register was called.
+var errNotRegistered = errors.New("no package declared: call guest.Register from an init function of the tool's main package")
+
+// Register declares the module's package. Call it exactly once, from an
+// init function of the tool's main package; a second call panics. The
+// declaration is checked when describe runs, which then fails with the
+// reason ([Describe] gives the same result on the host). Register keeps p:
+// do not modify it afterwards.
+func Register(p Package) {
+	registration.mu.Lock()
+	defer registration.mu.Unlock()
+	if registration.registered {
+		panic("guest: Register called more than once")
+	}
+	registration.registered = true
+	registration.pkg = p
+}
+
+// declaration returns the declaration document of the registered package,
+// checked in full, building it on first use.
+func declaration() ([]byte, error) {
+	registration.mu.Lock()
+	defer registration.mu.Unlock()
+	if !registration.registered {
+		return nil, errNotRegistered
+	}
+	if !registration.built {
+		registration.declaration, registration.err = declare(registration.pkg)
+		registration.built = true
+	}
+	return registration.declaration, registration.err
+}
+
+// Describe returns the declaration document the describe export emits
+// for the registered package, or an *Error (execution_failed) saying why
+// the declaration is refused. Tool authors call it from host tests.
+func Describe() ([]byte, error) {
+	decl, err := declaration()
+	if errors.Is(err, errNotRegistered) {
+		return nil, sdkFailure("%v", err)
+	}
+	if err != nil {
+		return nil, sdkFailure("declaration: %v", err)
+	}
+	return append([]byte(nil), decl...), nil
+}
+
+// Invoke runs one compute call exactly as the compute export does: input
+// is {"tool_code","operation","parameters"}, and the result is the result
+// document or an *Error. Tool authors call it from host tests; there,
+// Checkpoint says go on and an engine window of 4000 ms is granted.
+func Invoke(input []byte) ([]byte, error) {
+	out, e := invoke(input)
+	if e != nil {
+		return nil, e.normalized()
+	}
+	return out, nil
+}
+
+// invoke decodes the compute input, finds the service and operation,
+// decodes the parameters strictly into its input type, computes and
+// encodes the result. Only the requested service is compiled, without the
+// declaration checks.
+func invoke(input []byte) ([]byte, *Error) {
+	registration.mu.Lock()
+	ok, pkg := registration.registered, registration.pkg
+	registration.mu.Unlock()
+	if !ok {
+		return nil, sdkFailure("%v", errNotRegistered)
+	}
+	env, e := parseEnvelope(input)
+	if e != nil {
+		return nil, e
+	}
+	var decl Declaration
+	for _, d := range pkg.Services {
+		if d != nil && d.toolCode() == env.toolCode {
+			decl = d
+			break
+		}
+	}
+	if decl == nil {
+		return nil, sdkFailure("this module has no service %q", safeName(env.toolCode))
+	}
+	svc, err := decl.compile(false)
+	if err != nil {
+		return nil, sdkFailure("declaration: %s", err.Error())
+	}
+	if !svc.opSet[env.operation] {
+		return nil, sdkFailure("service %q has no operation %q", svc.code, safeName(env.operation))
+	}
+	params, isObject := env.parameters.(map[string]any)
+	if !isObject {
+		return nil, &Error{Code: CodeInvalidParameters, Message: "parameters: expected an object"}
+	}
+	ctx := &Context{toolCode: svc.code, operation: env.operation}
+	return svc.call(ctx, env.operation, params)
+}
