@@ -1,0 +1,328 @@
+// Package textcase converts text between letter cases.
+//
+// Two families:
+//
+//   - Upper, Lower, Title and Sentence change the case of letters and leave
+//     every other character (spaces, punctuation, digits, emoji, line breaks)
+//     where it is.
+//   - Camel, Pascal, Snake, Kebab and Constant split the text into words and
+//     join them as an identifier. Words break at every character that is not
+//     a letter, a digit or a combining mark; between a lower-case letter and
+//     an upper-case one ("helloWorld"); before the last capital of a run of
+//     capitals followed by a lower-case letter ("XMLHttp" → "XML", "Http");
+//     and between letters and digits ("base64" → "base", "64"). Apostrophes
+//     inside a word are dropped ("don't" → "dont").
+//
+// Case mapping is Unicode's simple mapping from the standard library, with
+// two additions that matter in running text: "ß" upper-cases to "SS", and a
+// capital sigma that ends a word lower-cases to "ς".
+package textcase
+
+import (
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Case is a target case; its values are the case service's "to" values.
+type Case string
+
+// The cases.
+const (
+	Upper    Case = "upper"
+	Lower    Case = "lower"
+	Title    Case = "title"
+	Sentence Case = "sentence"
+	Camel    Case = "camel"
+	Pascal   Case = "pascal"
+	Snake    Case = "snake"
+	Kebab    Case = "kebab"
+	Constant Case = "constant"
+)
+
+// ErrCase is returned when Convert is asked for a case it does not know.
+var ErrCase = errors.New("textcase: unknown case")
+
+// Convert returns text in case to. It makes one pass over text (two for
+// Sentence) and allocates little beyond the result.
+func Convert(text string, to Case) (string, error) {
+	switch to {
+	case Upper:
+		return upper(text), nil
+	case Lower:
+		return lower(text), nil
+	case Title:
+		return title(text), nil
+	case Sentence:
+		return sentence(text), nil
+	case Camel:
+		return join(text, "", capitalWords, true), nil
+	case Pascal:
+		return join(text, "", capitalWords, false), nil
+	case Snake:
+		return join(text, "_", lowerWords, false), nil
+	case Kebab:
+		return join(text, "-", lowerWords, false), nil
+	case Constant:
+		return join(text, "_", upperWords, false), nil
+	}
+	return "", ErrCase
+}
+
+func upper(s string) string {
+	s = strings.ToUpper(s)
+	if strings.ContainsRune(s, 'ß') {
+		s = strings.ReplaceAll(s, "ß", "SS")
+	}
+	return s
+}
+
+// finalSigma reports whether the capital sigma at s[i] ends a word: a
+// letter before it and no letter, digit or mark after it.
+func finalSigma(s string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(s[:i])
+	after, n := utf8.DecodeRuneInString(s[i+len("Σ"):])
+	return unicode.IsLetter(before) && (n == 0 || !isWordRune(after))
+}
+
+// appendLower appends the lower case of r, the rune at s[i].
+func appendLower(b *strings.Builder, s string, i int, r rune) {
+	switch {
+	case r < utf8.RuneSelf:
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		b.WriteByte(byte(r))
+	case r == 'Σ' && finalSigma(s, i):
+		b.WriteRune('ς')
+	default:
+		b.WriteRune(unicode.ToLower(r))
+	}
+}
+
+// appendTitle appends the title case of r ("Ss" for ß).
+func appendTitle(b *strings.Builder, r rune) {
+	switch {
+	case r < utf8.RuneSelf:
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		b.WriteByte(byte(r))
+	case r == 'ß':
+		b.WriteString("Ss")
+	default:
+		b.WriteRune(unicode.ToTitle(r))
+	}
+}
+
+// appendUpper appends the upper case of r ("SS" for ß).
+func appendUpper(b *strings.Builder, r rune) {
+	switch {
+	case r < utf8.RuneSelf:
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		b.WriteByte(byte(r))
+	case r == 'ß':
+		b.WriteString("SS")
+	default:
+		b.WriteRune(unicode.ToUpper(r))
+	}
+}
+
+// lower lower-cases s, giving a capital sigma that ends a word its final
+// form.
+func lower(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, r := range s {
+		appendLower(&b, s, i, r)
+	}
+	return b.String()
+}
+
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
+}
+
+func isApostrophe(r rune) bool { return r == '\'' || r == '’' }
+
+// nextIsWordRune reports whether the rune at s[i] is a word rune.
+func nextIsWordRune(s string, i int) bool {
+	r, n := utf8.DecodeRuneInString(s[i:])
+	return n > 0 && isWordRune(r)
+}
+
+// title capitalizes each word of text — a run of letters, digits and marks,
+// with apostrophes inside it ("don't" is one word) — and leaves the rest.
+func title(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	inWord := false
+	for i, r := range text {
+		switch {
+		case isWordRune(r):
+			if inWord {
+				appendLower(&b, text, i, r)
+			} else {
+				appendTitle(&b, r)
+			}
+			inWord = true
+		case inWord && isApostrophe(r) && nextIsWordRune(text, i+utf8.RuneLen(r)):
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+			inWord = false
+		}
+	}
+	return b.String()
+}
+
+// isSentenceEnd reports whether r ends a sentence.
+func isSentenceEnd(r rune) bool {
+	switch r {
+	case '.', '!', '?', '…', '。', '！', '？', '‼', '⁇', '⁈', '⁉':
+		return true
+	}
+	return false
+}
+
+// sentence lower-cases text, then upper-cases the first letter of the text
+// and the first letter after each sentence end followed by white space or
+// the end of the text.
+func sentence(text string) string {
+	low := lower(text)
+	var b strings.Builder
+	b.Grow(len(low))
+	start := true
+	for i, r := range low {
+		switch {
+		case start && unicode.IsLetter(r):
+			appendTitle(&b, r)
+			start = false
+			continue
+		case start && unicode.IsDigit(r):
+			start = false
+		case isSentenceEnd(r):
+			next, n := utf8.DecodeRuneInString(low[i+utf8.RuneLen(r):])
+			if n == 0 || unicode.IsSpace(next) {
+				start = true
+			}
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// eachWord calls word with the bytes [start, end) of each word of text, in
+// order: the words the identifier cases join. A word may hold apostrophes,
+// which are dropped on output.
+func eachWord(text string, word func(start, end int)) {
+	start := -1          // the current word's start, -1 outside a word
+	var prev, prev2 rune // the word's last two runes, combining marks skipped
+	prevAt, n := 0, 0    // prev's offset; the word's runes, marks skipped
+	isDigit := func(r rune) bool {
+		if r < utf8.RuneSelf {
+			return '0' <= r && r <= '9'
+		}
+		return unicode.IsDigit(r)
+	}
+	for i, r := range text {
+		switch {
+		case start >= 0 && isApostrophe(r) && nextIsWordRune(text, i+utf8.RuneLen(r)):
+			continue // inside a word: dropped on output
+		case !isWordRune(r):
+			if start >= 0 {
+				word(start, i)
+				start = -1
+			}
+			continue
+		case start < 0:
+			start, prev, prev2, prevAt, n = i, r, 0, i, 1
+			continue
+		case r >= utf8.RuneSelf && unicode.IsMark(r):
+			continue // stays with its letter
+		}
+		switch {
+		case isDigit(r) != isDigit(prev), unicode.IsUpper(r) && unicode.IsLower(prev):
+			word(start, i)
+			start, prev2, n = i, 0, 0
+		case n > 1 && unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2):
+			// "XMLHttp": the capital before this lower-case letter starts
+			// a new word.
+			word(start, prevAt)
+			start, n = prevAt, 1
+		}
+		prev2, prev, prevAt = prev, r, i
+		n++
+	}
+	if start >= 0 {
+		word(start, len(text))
+	}
+}
+
+// Words splits text into the words the identifier cases join, apostrophes
+// inside words dropped.
+func Words(text string) []string {
+	var words []string
+	eachWord(text, func(start, end int) {
+		words = append(words, strings.Map(func(r rune) rune {
+			if isApostrophe(r) {
+				return -1
+			}
+			return r
+		}, text[start:end]))
+	})
+	return words
+}
+
+// wordCase is how join writes each word.
+type wordCase uint8
+
+const (
+	lowerWords   wordCase = iota // every rune lower
+	upperWords                   // every rune upper
+	capitalWords                 // first rune title, the rest lower
+)
+
+// join writes the words of text in case c separated by sep; with
+// lowerFirst the first word is all lower case (camel case).
+func join(text, sep string, c wordCase, lowerFirst bool) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	k := 0
+	eachWord(text, func(start, end int) {
+		if k > 0 {
+			b.WriteString(sep)
+		}
+		wc := c
+		if k == 0 && lowerFirst {
+			wc = lowerWords
+		}
+		k++
+		word := text[start:end]
+		first := true
+		for i, r := range word {
+			if isApostrophe(r) {
+				continue
+			}
+			switch {
+			case wc == upperWords:
+				appendUpper(&b, r)
+			case wc == capitalWords && first:
+				appendTitle(&b, r)
+			default:
+				appendLower(&b, word, i, r)
+			}
+			first = false
+		}
+	})
+	return b.String()
+}
