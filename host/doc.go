@@ -1,8 +1,21 @@
-// Package host is the host side of the Extism guest ABI on wazero: it loads
-// and compiles a tool module, calls its describe export, and runs each item in
-// a fresh, capped instance. It is public so that tool authors can test their
-// modules with it, and it imports nothing from internal/.
+// Package host runs Toolhost tool modules: WebAssembly modules that speak the
+// Extism guest ABI (see docs/guest-abi.md), on wazero.
 //
-// The implementation arrives with the WASM tool path; this file fixes its
-// place in the layout.
+// A [Runtime] owns one wazero runtime, its on-disk compilation cache and the
+// host functions tools may import. [Runtime.Load] takes module bytes through
+// a pipeline — decode, instrument (fuel metering, bounded tables, capped
+// memory), encode, compile — and refuses a module that imports anything the
+// host does not provide. [Module.Call] runs one export in a fresh instance
+// that is closed afterwards: no state survives from one call to the next.
+//
+// Every call is capped: linear memory and host-side memory blocks by
+// [Limits.MemoryBytes], instructions by [Limits.Fuel] (deterministic: the
+// same input uses the same fuel on any machine), time by the soft deadline
+// (cooperative, through the checkpoint host function) and the hard deadline
+// (the instance is interrupted), input and output by byte limits. A guest
+// gets no filesystem, network, environment or arguments; what it writes to
+// stdout, stderr or the Extism log goes to a bounded per-call log.
+//
+// The package is public so that tool authors can test their modules with it;
+// it depends on nothing in Toolhost's internal packages.
 package host

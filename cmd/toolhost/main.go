@@ -1,12 +1,15 @@
 // Command toolhost is the Toolhost binary. Until the server lands it offers
 // the contract kernel's checks on the command line:
 //
-//	toolhost policy [-operation FILE]       the platform policy, or an operation's effective policy
-//	toolhost check INPUT OUTPUT OPERATION…  profile-check a schema pair and print its fingerprint
-//	toolhost version                        the build's version
+//	toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR]   run one item, print its result
+//	toolhost list [--tools-dir DIR]                            the services of the tools folder
+//	toolhost check MODULE.wasm                                 a module's services, or why it was refused
+//	toolhost check INPUT OUTPUT OPERATION…                     profile-check a schema pair, print its fingerprint
+//	toolhost policy [-operation FILE]                          the platform policy, or an operation's effective policy
+//	toolhost version                                           the build's version
 //
-// Every command writes canonical JSON to stdout and exits 1 on a refusal,
-// 2 on a usage error.
+// Every command writes canonical JSON to stdout and exits 1 on a refusal or
+// a failed item (the platform error is printed), 2 on a usage error.
 package main
 
 import (
@@ -20,17 +23,20 @@ import (
 var errUsage = errors.New("usage")
 
 const usage = `usage:
-  toolhost policy [-operation FILE]
+  toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR]
+  toolhost list [--tools-dir DIR] [--cache-dir DIR]
+  toolhost check MODULE.wasm
   toolhost check INPUT_SCHEMA OUTPUT_SCHEMA OPERATION...
+  toolhost policy [-operation FILE]
   toolhost version
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run executes one command line and returns the process exit code.
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -40,7 +46,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "policy":
 		err = runPolicy(args[1:], stdout)
 	case "check":
-		err = runCheck(args[1:], stdout)
+		if len(args) == 2 && isModulePath(args[1]) {
+			err = checkModule(args[1], stdout)
+		} else {
+			err = runCheck(args[1:], stdout)
+		}
+	case "run":
+		err = runRun(args[1:], stdin, stdout)
+	case "list":
+		err = runList(args[1:], stdout)
 	case "version":
 		_, err = fmt.Fprintln(stdout, version())
 	case "help", "-h", "--help":

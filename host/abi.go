@@ -1,0 +1,204 @@
+package host
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Import module names a tool may use (docs/guest-abi.md).
+const (
+	ExtismModule   = "extism:host/env"
+	ToolhostModule = "toolhost:host/env"
+	WASIModule     = "wasi_snapshot_preview1"
+)
+
+// maxErrorBytes bounds the error document a guest may set.
+const maxErrorBytes = 4 << 10
+
+// logLevelInfo is the Extism log level the host reports (0 trace … 4 error).
+const logLevelInfo = 2
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// hostFunc is one host function: its stack-based body and signature.
+type hostFunc struct {
+	name    string
+	params  []api.ValueType
+	results []api.ValueType
+	fn      func(s *callState, stack []uint64)
+}
+
+// extismFuncs is the Extism kernel ABI on a per-call blockStore.
+var extismFuncs = []hostFunc{
+	{"input_length", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = uint64(len(s.input))
+	}},
+	{"input_offset", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.inputBlock()
+	}},
+	{"input_load_u8", []api.ValueType{i64}, []api.ValueType{i32}, func(s *callState, st []uint64) {
+		off := st[0]
+		if off >= uint64(len(s.input)) {
+			s.abort(CodeExecutionFailed)
+		}
+		st[0] = uint64(s.input[off])
+	}},
+	{"input_load_u64", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		off := st[0]
+		if off > uint64(len(s.input)) || uint64(len(s.input))-off < 8 {
+			s.abort(CodeExecutionFailed)
+		}
+		st[0] = binary.LittleEndian.Uint64(s.input[off:])
+	}},
+	{"alloc", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		n := st[0]
+		if n > s.limits.MemoryBytes || s.usedBytes()+n > s.limits.MemoryBytes {
+			s.memoryRefused = true
+			st[0] = 0
+			return
+		}
+		st[0] = s.blocks.alloc(n)
+		s.notePeak()
+	}},
+	{"free", []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
+		s.blocks.free(st[0])
+	}},
+	{"length", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.blocks.length(st[0])
+	}},
+	{"length_unsafe", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.blocks.length(st[0])
+	}},
+	{"load_u8", []api.ValueType{i64}, []api.ValueType{i32}, func(s *callState, st []uint64) {
+		b := s.blockBytes(st[0], 1)
+		st[0] = uint64(b[0])
+	}},
+	{"load_u64", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = binary.LittleEndian.Uint64(s.blockBytes(st[0], 8))
+	}},
+	{"store_u8", []api.ValueType{i64, i32}, nil, func(s *callState, st []uint64) {
+		s.blockBytes(st[0], 1)[0] = byte(st[1])
+	}},
+	{"store_u64", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {
+		binary.LittleEndian.PutUint64(s.blockBytes(st[0], 8), st[1])
+	}},
+	{"input_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {
+		s.input = append([]byte(nil), s.blockBytes(st[0], st[1])...)
+		s.inputOff = 0
+	}},
+	{"output_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {
+		off, n := st[0], st[1]
+		if s.limits.MaxOutputBytes > 0 && n > uint64(s.limits.MaxOutputBytes) {
+			s.abort(CodeOutputLimitExceeded)
+		}
+		s.output = s.blockBytes(off, n)
+		s.outputOff, s.outputLen = off, n
+	}},
+	{"output_offset", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.outputOff
+	}},
+	{"output_length", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.outputLen
+	}},
+	{"error_set", []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
+		off := st[0]
+		n := min(s.blocks.length(off), maxErrorBytes)
+		s.errorDoc = append([]byte(nil), s.blockBytes(off, n)...)
+		s.errorOff, s.hasError = off, true
+	}},
+	{"error_get", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.errorOff
+	}},
+	{"reset", nil, nil, func(s *callState, st []uint64) {
+		s.blocks = blockStore{}
+		s.inputOff, s.outputOff, s.outputLen, s.errorOff = 0, 0, 0, 0
+	}},
+	{"memory_bytes", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		st[0] = s.blocks.size()
+	}},
+	// Tools get no configuration and keep no variables.
+	{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
+	{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
+	{"var_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {}},
+	// Tools have no network.
+	{"http_request", []api.ValueType{i64, i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		s.log.Write([]byte("[host] http_request refused: tools have no network\n"))
+		s.abort(CodeExecutionFailed)
+	}},
+	{"http_status_code", nil, []api.ValueType{i32}, func(s *callState, st []uint64) { st[0] = 0 }},
+	{"http_headers", nil, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
+	{"get_log_level", nil, []api.ValueType{i32}, func(s *callState, st []uint64) { st[0] = logLevelInfo }},
+	logFunc("log_trace", "TRACE"),
+	logFunc("log_debug", "DEBUG"),
+	logFunc("log_info", "INFO"),
+	logFunc("log_warn", "WARN"),
+	logFunc("log_error", "ERROR"),
+}
+
+func logFunc(name, level string) hostFunc {
+	return hostFunc{name, []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
+		off := st[0]
+		msg := s.blockBytes(off, s.blocks.length(off))
+		fmt.Fprintf(&s.log, "[%s] %s\n", level, msg)
+	}}
+}
+
+// toolhostFuncs are Toolhost's own host functions.
+var toolhostFuncs = []hostFunc{
+	{"checkpoint", nil, []api.ValueType{i32}, func(s *callState, st []uint64) {
+		st[0] = boolToStop(s.shouldStop())
+	}},
+	{"claim_engine_window", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		reserve := time.Duration(int64(st[0])) * time.Millisecond
+		st[0] = uint64(s.claimEngineWindow(reserve))
+	}},
+}
+
+func boolToStop(stop bool) uint64 {
+	if stop {
+		return 1
+	}
+	return 0
+}
+
+// instantiateHostModule defines funcs under name in r. Each function finds
+// its call's state in the context; a call without one (which the host never
+// makes) traps.
+func instantiateHostModule(ctx context.Context, r wazero.Runtime, name string, funcs []hostFunc) error {
+	b := r.NewHostModuleBuilder(name)
+	for _, f := range funcs {
+		fn := f.fn
+		b.NewFunctionBuilder().
+			WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+				s := stateFrom(ctx)
+				if s == nil {
+					panic(fmt.Errorf("host function called outside a Toolhost call"))
+				}
+				fn(s, stack)
+			}), f.params, f.results).
+			Export(f.name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// hostFuncNames lists the names a module may import from each host module
+// other than WASI.
+func hostFuncNames() map[string]map[string]bool {
+	names := map[string]map[string]bool{ExtismModule: {}, ToolhostModule: {}}
+	for _, f := range extismFuncs {
+		names[ExtismModule][f.name] = true
+	}
+	for _, f := range toolhostFuncs {
+		names[ToolhostModule][f.name] = true
+	}
+	return names
+}

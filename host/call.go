@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Limits caps one call. Zero fields take the defaults noted.
+type Limits struct {
+	// MemoryBytes bounds the instance's linear memory plus the Extism
+	// memory blocks it allocates. Default [DefaultMemoryBytes].
+	MemoryBytes uint64
+	// Fuel is the instruction budget; see docs/guest-abi.md. Default
+	// [DefaultFuel].
+	Fuel int64
+	// SoftDeadline is when checkpoints start telling the guest to stop.
+	// Zero means no soft deadline.
+	SoftDeadline time.Time
+	// HardDeadline is when the instance is interrupted. Zero means the
+	// context's deadline alone.
+	HardDeadline time.Time
+	// EngineTimeout is the engine window a claim may grant. Zero means no
+	// claim succeeds.
+	EngineTimeout time.Duration
+	// MaxInputBytes and MaxOutputBytes bound the call's input and output;
+	// zero means no limit.
+	MaxInputBytes  int
+	MaxOutputBytes int
+	// MaxLogBytes bounds the per-call log. Default [DefaultLogBytes].
+	MaxLogBytes int
+}
+
+// Defaults for zero [Limits] fields.
+const (
+	DefaultMemoryBytes = 1 << 30
+	DefaultFuel        = 20_000_000_000
+	DefaultLogBytes    = 16 << 10
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MemoryBytes == 0 {
+		l.MemoryBytes = DefaultMemoryBytes
+	}
+	if l.Fuel == 0 {
+		l.Fuel = DefaultFuel
+	}
+	if l.MaxLogBytes == 0 {
+		l.MaxLogBytes = DefaultLogBytes
+	}
+	return l
+}
+
+// Result is a successful call.
+type Result struct {
+	// Output is the bytes the guest set as its output.
+	Output []byte
+	// FuelUsed is the fuel the call consumed, initialiser included.
+	FuelUsed int64
+	// MemoryPeakBytes is the largest linear memory plus memory blocks the
+	// instance held.
+	MemoryPeakBytes uint64
+	// Log is what the guest logged or wrote to stdout and stderr, bounded;
+	// it is for the operator, never for callers.
+	Log []byte
+	// Timings of the phases.
+	InstantiateTime, CallTime time.Duration
+}
+
+// callState is everything one call's host functions see. It lives in the
+// call's context and belongs to one goroutine, except the log, which the
+// WASI writers also use.
+type callState struct {
+	ctx    context.Context
+	limits Limits
+	input  []byte
+
+	blocks        blockStore
+	memory        *linearMemory
+	peak          uint64 // most memory held at once
+	memoryRefused bool   // an allocation was refused for the memory budget
+
+	inputOff             uint64
+	output               []byte
+	outputOff, outputLen uint64
+	errorDoc             []byte
+	errorOff             uint64
+	hasError             bool
+
+	claimed   bool
+	abortCode string // set by a host function that stops the call
+	log       boundedLog
+}
+
+type callStateKey struct{}
+
+func stateFrom(ctx context.Context) *callState {
+	s, _ := ctx.Value(callStateKey{}).(*callState)
+	return s
+}
+
+// abort stops the guest from inside a host function with code.
+func (s *callState) abort(code string) {
+	s.abortCode = code
+	panic(abortSignal{code})
+}
+
+type abortSignal struct{ code string }
+
+func (a abortSignal) Error() string { return "call aborted: " + a.code }
+
+// usedBytes is the memory the instance holds: linear memory plus blocks.
+func (s *callState) usedBytes() uint64 {
+	n := s.blocks.size()
+	if s.memory != nil {
+		n += uint64(len(s.memory.buf))
+	}
+	return n
+}
+
+// boundedLog keeps the first max bytes written to it and drops the rest.
+type boundedLog struct {
+	mu      sync.Mutex
+	max     int
+	buf     []byte
+	dropped bool
+}
+
+func (l *boundedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	room := l.max - len(l.buf)
+	if room <= 0 {
+		l.dropped = true
+		return len(p), nil
+	}
+	if len(p) > room {
+		l.dropped = true
+		p = p[:room]
+	}
+	l.buf = append(l.buf, p...)
+	return len(p), nil
+}
+
+func (l *boundedLog) bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := append([]byte(nil), l.buf...)
+	if l.dropped {
+		out = append(out, "\n[log truncated]\n"...)
+	}
+	return out
+}
+
+// truncateUTF8 returns b as valid UTF-8 (invalid bytes replaced by U+FFFD)
+// cut to at most n bytes without splitting a character.
+func truncateUTF8(b []byte, n int) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// blockBytes returns n bytes of the blocks at off, or stops the call when
+// the guest addressed memory it does not have.
+func (s *callState) blockBytes(off, n uint64) []byte {
+	b, ok := s.blocks.slice(off, n)
+	if !ok {
+		s.log.Write([]byte("[host] memory block access out of bounds\n"))
+		s.abort(CodeExecutionFailed)
+	}
+	return b
+}
+
+// inputBlock copies the input into a block on first use, as the Extism
+// kernel does, and returns its offset.
+func (s *callState) inputBlock() uint64 {
+	if s.inputOff == 0 && len(s.input) > 0 {
+		s.inputOff = s.blocks.alloc(uint64(len(s.input)))
+		b, _ := s.blocks.slice(s.inputOff, uint64(len(s.input)))
+		copy(b, s.input)
+		s.notePeak()
+	}
+	return s.inputOff
+}
+
+func (s *callState) notePeak() { s.peak = max(s.peak, s.usedBytes()) }
+
+// shouldStop reports whether a checkpoint must tell the guest to stop: the
+// soft deadline has passed or the call's context is done.
+func (s *callState) shouldStop() bool {
+	if s.ctx.Err() != nil {
+		return true
+	}
+	return !s.limits.SoftDeadline.IsZero() && !time.Now().Before(s.limits.SoftDeadline)
+}
+
+// claimEngineWindow runs a checkpoint and grants the engine window when the
+// remaining soft window holds the engine budget plus reserve. It returns
+// the window in milliseconds, or -1. One claim per call.
+func (s *callState) claimEngineWindow(reserve time.Duration) int64 {
+	if s.claimed || s.shouldStop() || s.limits.EngineTimeout <= 0 || reserve < 0 {
+		return -1
+	}
+	s.claimed = true
+	if !s.limits.SoftDeadline.IsZero() && time.Until(s.limits.SoftDeadline) < s.limits.EngineTimeout+reserve {
+		return -1
+	}
+	return s.limits.EngineTimeout.Milliseconds()
+}

@@ -1,0 +1,64 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The codes of a failed call. They are the platform's error codes
+// (docs/errors.md), spelled as strings so that this package stands alone.
+const (
+	CodeInvalidParameters   = "invalid_parameters"
+	CodeInputLimitExceeded  = "input_limit_exceeded"
+	CodeExecutionLimit      = "execution_limit"
+	CodeExecutionTimeout    = "execution_timeout"
+	CodeMemoryLimit         = "memory_limit"
+	CodeExecutionFailed     = "execution_failed"
+	CodeOutputLimitExceeded = "output_limit_exceeded"
+)
+
+// Error is a failed call. Code is one of the Code constants. Message is set
+// only when the guest raised the error itself (Raised), and is then the tool
+// author's text; Cause is the underlying error for the operator's log and
+// is never meant for callers.
+type Error struct {
+	Code      string
+	Retryable bool
+	Raised    bool
+	Message   string
+	Cause     error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Message != "":
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	case e.Cause != nil:
+		return fmt.Sprintf("%s: %v", e.Code, e.Cause)
+	}
+	return e.Code
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// fail returns a platform-raised Error with the platform's retryable rule.
+func fail(code string, cause error) *Error {
+	retryable := code == CodeExecutionLimit || code == CodeExecutionTimeout
+	return &Error{Code: code, Retryable: retryable, Cause: cause}
+}
+
+// Refusals of [Runtime.Load].
+var (
+	// ErrImport is returned when a module imports a function, table, memory
+	// or global the host does not provide.
+	ErrImport = errors.New("module imports what the host does not provide")
+	// ErrExport is returned when a module lacks a required export or has
+	// one with the wrong signature.
+	ErrExport = errors.New("module lacks a required export")
+	// ErrModule is returned when the module bytes cannot be decoded,
+	// instrumented or compiled.
+	ErrModule = errors.New("module is not a usable WebAssembly module")
+	// ErrClosed is returned when the Runtime has been closed.
+	ErrClosed = errors.New("runtime is closed")
+)

@@ -1,0 +1,476 @@
+package instrument
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// FuelGlobal is the export name of the fuel global: a mutable i64 the host
+// sets to the budget before a call and reads after it. A value below zero
+// after a trap means the trap was fuel exhaustion.
+const FuelGlobal = "toolhost.fuel"
+
+// GlobalExportPrefix starts the export names given to defined globals by
+// Options.ExportGlobals: "toolhost.global.<index>", the index in decimal.
+const GlobalExportPrefix = "toolhost.global."
+
+// reservedPrefix is the export namespace the rewriter owns.
+const reservedPrefix = "toolhost."
+
+// DefaultMaxTableElements is the table cap used when
+// Options.MaxTableElements is zero.
+const DefaultMaxTableElements = 100000
+
+// Options configures Rewrite. The zero value meters fuel, caps tables at
+// DefaultMaxTableElements and leaves memory limits and globals alone.
+type Options struct {
+	// ExportGlobals exports every defined global that the module does not
+	// already export, under GlobalExportPrefix followed by its index.
+	ExportGlobals bool
+
+	// MaxTableElements caps the maximum of every defined table; zero means
+	// DefaultMaxTableElements. A table whose initial size exceeds it is
+	// refused with ErrLimits.
+	MaxTableElements uint32
+
+	// MaxMemoryPages, when not zero, becomes the memory's maximum in pages
+	// if the declared maximum is larger or absent. A memory whose minimum
+	// exceeds it is refused with ErrLimits. At most 65536.
+	MaxMemoryPages uint32
+
+	// InitialFuel is the fuel global's initial value: the budget of the
+	// module's start function, if it has one, which runs at instantiation
+	// before the host can set the global. Zero makes any start function
+	// trap on entry.
+	InitialFuel int64
+}
+
+// ExternKind is the kind of an import or export.
+type ExternKind byte
+
+// The import and export kinds.
+const (
+	KindFunction ExternKind = 0
+	KindTable    ExternKind = 1
+	KindMemory   ExternKind = 2
+	KindGlobal   ExternKind = 3
+)
+
+// String returns the kind's name in the text format: func, table, memory
+// or global.
+func (k ExternKind) String() string {
+	switch k {
+	case KindFunction:
+		return "func"
+	case KindTable:
+		return "table"
+	case KindMemory:
+		return "memory"
+	case KindGlobal:
+		return "global"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ValueType is a WebAssembly value type, by its binary encoding.
+type ValueType byte
+
+// The value types a rewritten module may use.
+const (
+	ValueTypeI32       ValueType = typeI32
+	ValueTypeI64       ValueType = typeI64
+	ValueTypeF32       ValueType = typeF32
+	ValueTypeF64       ValueType = typeF64
+	ValueTypeFuncref   ValueType = typeFuncref
+	ValueTypeExternref ValueType = typeExternref
+)
+
+// String returns the type's name in the text format, such as "i64".
+func (t ValueType) String() string {
+	switch t {
+	case ValueTypeI32:
+		return "i32"
+	case ValueTypeI64:
+		return "i64"
+	case ValueTypeF32:
+		return "f32"
+	case ValueTypeF64:
+		return "f64"
+	case ValueTypeFuncref:
+		return "funcref"
+	case ValueTypeExternref:
+		return "externref"
+	}
+	return fmt.Sprintf("valtype(%#x)", byte(t))
+}
+
+// Import is one import of the module.
+type Import struct {
+	Module, Name string
+	Kind         ExternKind
+}
+
+// Export is one export of the input module. Index is in the space of its
+// kind (imports first), which the rewrite does not change.
+type Export struct {
+	Name  string
+	Kind  ExternKind
+	Index uint32
+}
+
+// Limits are the size limits of a memory (in 64 KiB pages) or a table (in
+// elements). Max is meaningful only when HasMax is set.
+type Limits struct {
+	Min    uint32
+	Max    uint32
+	HasMax bool
+}
+
+// Memory describes the module's linear memory.
+type Memory struct {
+	// Declared are the limits in the input, in pages.
+	Declared Limits
+	// Limits are the limits in the rewritten module, in pages.
+	Limits Limits
+	// Imported reports that the memory is imported rather than defined.
+	Imported bool
+	// Exported reports that the module exports it under the name "memory".
+	Exported bool
+}
+
+// Table describes one defined table.
+type Table struct {
+	Index    uint32
+	Type     ValueType
+	Declared Limits // in the input, in elements
+	Limits   Limits // in the rewritten module, in elements
+}
+
+// Global describes one global of the input module, imported or defined.
+type Global struct {
+	Index    uint32
+	Type     ValueType
+	Mutable  bool
+	Imported bool
+	// Export is the global's export name in the rewritten module: an
+	// existing one, the name given by Options.ExportGlobals, or "" when the
+	// global is not exported.
+	Export string
+}
+
+// Info describes the input module and what Rewrite did to it.
+type Info struct {
+	Imports []Import
+	Exports []Export // the input module's exports, in order
+	Memory  *Memory  // nil when the module has no memory
+	Tables  []Table  // defined tables
+	Globals []Global // the input module's globals; the fuel global is not listed
+
+	// FuelGlobal is the index of the fuel global, exported as FuelGlobal:
+	// after the imported and defined globals.
+	FuelGlobal uint32
+	// MeteredFunctions is the number of function bodies instrumented (the
+	// defined functions; imported functions are not metered).
+	MeteredFunctions int
+	// DroppedCustomSections names the custom sections left out of the
+	// output: a "name" section that does not parse, or a second one. Every
+	// other custom section is copied unchanged and in place.
+	DroppedCustomSections []string
+}
+
+// Rewrite instruments the WebAssembly module wasm: it adds and exports the
+// fuel global and meters every defined function, caps tables (and memory
+// when opts asks), optionally exports the defined globals, and reports the
+// module's imports, exports and limits. It does not modify wasm; out is a
+// new slice. Custom sections are kept unchanged and in place, except a
+// "name" section that does not parse (see Info.DroppedCustomSections).
+//
+// Errors wrap ErrMalformed, ErrUnsupported or ErrLimits with where the
+// problem is. Rewrite never panics and allocates in proportion to len(wasm).
+// It checks what it needs to rewrite soundly (structure, immediates, index
+// ranges, block nesting) but is not a validator: a module it accepts may
+// still be refused by the compiler, and then its output is refused too.
+func Rewrite(wasm []byte, opts Options) (out []byte, info Info, err error) {
+	return rewrite(wasm, opts, modeAuto)
+}
+
+// rewrite is Rewrite with the metering mode chosen; tests force each mode.
+func rewrite(wasm []byte, opts Options, mode int) (out []byte, info Info, err error) {
+	if opts.MaxTableElements == 0 {
+		opts.MaxTableElements = DefaultMaxTableElements
+	}
+	if opts.MaxMemoryPages > maxPages {
+		return nil, Info{}, fmt.Errorf("options: MaxMemoryPages %d exceeds %d", opts.MaxMemoryPages, maxPages)
+	}
+	m, err := decode(wasm)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	m.mode = mode
+	info, err = m.plan(opts)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	out, err = m.encode(&info, opts)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return out, info, nil
+}
+
+// plan fills Info and applies the caps to the decoded limits.
+func (m *module) plan(opts Options) (Info, error) {
+	var info Info
+	exportedAs := make(map[[2]uint32]string, len(m.exports)) // {kind, index} → first name
+	for _, e := range m.exports {
+		if strings.HasPrefix(e.Name, reservedPrefix) {
+			return info, fmt.Errorf("decoding export section: export name %q uses the reserved prefix %q: %w", e.Name, reservedPrefix, ErrUnsupported)
+		}
+		k := [2]uint32{uint32(e.Kind), e.Index}
+		if _, ok := exportedAs[k]; !ok {
+			exportedAs[k] = e.Name
+		}
+	}
+	info.Exports = append([]Export(nil), m.exports...)
+
+	capMemory := func(l *Limits) error {
+		if opts.MaxMemoryPages == 0 {
+			return nil
+		}
+		if l.Min > opts.MaxMemoryPages {
+			return fmt.Errorf("memory minimum of %d pages exceeds the cap of %d: %w", l.Min, opts.MaxMemoryPages, ErrLimits)
+		}
+		if !l.HasMax || l.Max > opts.MaxMemoryPages {
+			l.Max, l.HasMax = opts.MaxMemoryPages, true
+		}
+		return nil
+	}
+	memExported := false
+	for _, e := range m.exports {
+		if e.Kind == KindMemory && e.Name == "memory" {
+			memExported = true
+		}
+	}
+
+	var globalIndex uint32
+	for i := range m.imports {
+		im := &m.imports[i]
+		info.Imports = append(info.Imports, im.Import)
+		switch im.Kind {
+		case KindMemory:
+			mem := &Memory{Declared: im.limits, Imported: true, Exported: memExported}
+			if err := capMemory(&im.limits); err != nil {
+				return info, fmt.Errorf("import %s.%s: %w", im.Module, im.Name, err)
+			}
+			mem.Limits = im.limits
+			info.Memory = mem
+		case KindGlobal:
+			info.Globals = append(info.Globals, Global{
+				Index: globalIndex, Type: ValueType(im.global.valType), Mutable: im.global.mutable,
+				Imported: true, Export: exportedAs[[2]uint32{uint32(KindGlobal), globalIndex}],
+			})
+			globalIndex++
+		}
+	}
+	for i := range m.mems {
+		mem := &Memory{Declared: m.mems[i], Exported: memExported}
+		if err := capMemory(&m.mems[i]); err != nil {
+			return info, fmt.Errorf("memory %d: %w", i, err)
+		}
+		mem.Limits = m.mems[i]
+		info.Memory = mem
+	}
+	for i := range m.tables {
+		t := &m.tables[i]
+		index := m.importedTables + uint32(i)
+		if t.limits.Min > opts.MaxTableElements {
+			return info, fmt.Errorf("table %d: initial size of %d elements exceeds the cap of %d: %w", index, t.limits.Min, opts.MaxTableElements, ErrLimits)
+		}
+		declared := t.limits
+		if !t.limits.HasMax || t.limits.Max > opts.MaxTableElements {
+			t.limits.Max, t.limits.HasMax = opts.MaxTableElements, true
+		}
+		info.Tables = append(info.Tables, Table{Index: index, Type: ValueType(t.refType), Declared: declared, Limits: t.limits})
+	}
+	for _, g := range m.globals {
+		name := exportedAs[[2]uint32{uint32(KindGlobal), globalIndex}]
+		if name == "" && opts.ExportGlobals {
+			name = GlobalExportPrefix + strconv.FormatUint(uint64(globalIndex), 10)
+		}
+		info.Globals = append(info.Globals, Global{
+			Index: globalIndex, Type: ValueType(g.valType), Mutable: g.mutable, Export: name,
+		})
+		globalIndex++
+	}
+	info.FuelGlobal = globalIndex
+	info.MeteredFunctions = len(m.funcTypes)
+	info.DroppedCustomSections = m.droppedCust
+	return info, nil
+}
+
+// encode writes the rewritten module.
+func (m *module) encode(info *Info, opts Options) ([]byte, error) {
+	out := make([]byte, 0, len(m.wasm)+len(m.wasm)/4+64)
+	out = append(out, magic...)
+	var payload []byte
+	writeSection := func(id byte, p []byte) {
+		out = append(out, id)
+		out = appendULEB(out, uint64(len(p)))
+		out = append(out, p...)
+	}
+	// The global and export sections are always written; if the input has
+	// none they go where they belong among the others.
+	wroteGlobal, wroteExport := false, false
+	flushBefore := func(rank int) {
+		if !wroteGlobal && rank > sectionRank(secGlobal) {
+			writeSection(secGlobal, m.encodeGlobals(payload[:0], info, opts))
+			wroteGlobal = true
+		}
+		if !wroteExport && rank > sectionRank(secExport) {
+			writeSection(secExport, m.encodeExports(payload[:0], info))
+			wroteExport = true
+		}
+	}
+	for _, s := range m.sections {
+		raw := m.wasm[s.start:s.end]
+		if s.id == secCustom {
+			if !s.drop {
+				writeSection(s.id, raw)
+			}
+			continue
+		}
+		flushBefore(sectionRank(s.id))
+		switch s.id {
+		case secImport:
+			payload = m.encodeImports(payload[:0])
+		case secTable:
+			payload = m.encodeTables(payload[:0])
+		case secMemory:
+			payload = m.encodeMemories(payload[:0])
+		case secGlobal:
+			payload = m.encodeGlobals(payload[:0], info, opts)
+			wroteGlobal = true
+		case secExport:
+			payload = m.encodeExports(payload[:0], info)
+			wroteExport = true
+		case secCode:
+			var err error
+			if payload, err = m.encodeCode(payload[:0], info.FuelGlobal); err != nil {
+				return nil, err
+			}
+		default:
+			writeSection(s.id, raw)
+			continue
+		}
+		writeSection(s.id, payload)
+	}
+	flushBefore(sectionRank(secData) + 1)
+	return out, nil
+}
+
+func (m *module) encodeImports(p []byte) []byte {
+	p = appendULEB(p, uint64(len(m.imports)))
+	for _, im := range m.imports {
+		p = appendName(p, im.Module)
+		p = appendName(p, im.Name)
+		p = append(p, byte(im.Kind))
+		switch im.Kind {
+		case KindFunction:
+			p = appendULEB(p, uint64(im.index))
+		case KindMemory:
+			p = appendLimits(p, im.limits)
+		case KindGlobal:
+			p = appendGlobalType(p, im.global)
+		}
+	}
+	return p
+}
+
+func appendLimits(p []byte, l Limits) []byte {
+	if !l.HasMax {
+		p = append(p, 0x00)
+		return appendULEB(p, uint64(l.Min))
+	}
+	p = append(p, 0x01)
+	p = appendULEB(p, uint64(l.Min))
+	return appendULEB(p, uint64(l.Max))
+}
+
+func appendGlobalType(p []byte, g globalType) []byte {
+	mut := byte(0)
+	if g.mutable {
+		mut = 1
+	}
+	return append(p, g.valType, mut)
+}
+
+func (m *module) encodeTables(p []byte) []byte {
+	p = appendULEB(p, uint64(len(m.tables)))
+	for _, t := range m.tables {
+		p = append(p, t.refType)
+		p = appendLimits(p, t.limits)
+	}
+	return p
+}
+
+func (m *module) encodeMemories(p []byte) []byte {
+	p = appendULEB(p, uint64(len(m.mems)))
+	for _, l := range m.mems {
+		p = appendLimits(p, l)
+	}
+	return p
+}
+
+func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
+	p = appendULEB(p, uint64(len(m.globals)+1))
+	for _, g := range m.globals {
+		p = appendGlobalType(p, g.globalType)
+		p = append(p, g.init...)
+	}
+	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
+	p = append(p, opI64Const)
+	p = appendSLEB(p, opts.InitialFuel)
+	return append(p, opEnd)
+}
+
+func (m *module) encodeExports(p []byte, info *Info) []byte {
+	var added int
+	for _, g := range info.Globals {
+		if !g.Imported && strings.HasPrefix(g.Export, GlobalExportPrefix) {
+			added++
+		}
+	}
+	p = appendULEB(p, uint64(len(m.exports)+1+added))
+	appendExport := func(name string, kind ExternKind, index uint32) {
+		p = appendName(p, name)
+		p = append(p, byte(kind))
+		p = appendULEB(p, uint64(index))
+	}
+	for _, e := range m.exports {
+		appendExport(e.Name, e.Kind, e.Index)
+	}
+	appendExport(FuelGlobal, KindGlobal, info.FuelGlobal)
+	for _, g := range info.Globals {
+		if !g.Imported && strings.HasPrefix(g.Export, GlobalExportPrefix) {
+			appendExport(g.Export, KindGlobal, g.Index)
+		}
+	}
+	return p
+}
+
+func (m *module) encodeCode(p []byte, fuel uint32) ([]byte, error) {
+	p = appendULEB(p, uint64(len(m.code)))
+	mt := &meter{m: m, fuel: fuel, mode: m.mode}
+	var body []byte
+	for i, b := range m.code {
+		fn := m.importedFuncs + uint32(i)
+		var err error
+		if body, err = mt.body(body[:0], b, fn); err != nil {
+			return nil, fmt.Errorf("decoding code section: function %d: %w", fn, err)
+		}
+		p = appendULEB(p, uint64(len(body)))
+		p = append(p, body...)
+	}
+	return p, nil
+}

@@ -1,0 +1,45 @@
+package host
+
+import "github.com/tetratelabs/wazero/experimental"
+
+// linearMemory backs one instance's linear memory and enforces the call's
+// memory budget: linear memory plus Extism blocks stay within
+// Limits.MemoryBytes. A refused growth makes memory.grow return -1 and is
+// recorded, so that the trap that usually follows is reported as
+// memory_limit.
+type linearMemory struct {
+	s   *callState
+	buf []byte
+}
+
+var _ experimental.LinearMemory = (*linearMemory)(nil)
+
+// Reallocate grows the memory to size bytes, keeping its contents.
+func (m *linearMemory) Reallocate(size uint64) []byte {
+	if size+m.s.blocks.size() > m.s.limits.MemoryBytes {
+		m.s.memoryRefused = true
+		return nil
+	}
+	if size <= uint64(cap(m.buf)) {
+		// Bytes between len and cap were zeroed by make and never written.
+		m.buf = m.buf[:size]
+	} else {
+		grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.s.limits.MemoryBytes))
+		copy(grown, m.buf)
+		m.buf = grown
+	}
+	m.s.notePeak()
+	return m.buf
+}
+
+// Free drops the buffer; the garbage collector reclaims it.
+func (m *linearMemory) Free() { m.buf = nil }
+
+// allocator gives each instance of a call its linearMemory.
+type allocator struct{ s *callState }
+
+func (a allocator) Allocate(cap, max uint64) experimental.LinearMemory {
+	m := &linearMemory{s: a.s}
+	a.s.memory = m
+	return m
+}

@@ -1,0 +1,203 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"toolhost/host/internal/instrument"
+)
+
+// MaxModuleBytes is the largest module Load accepts.
+const MaxModuleBytes = 64 << 20
+
+// startFuel is the fuel a module's start function runs on: the fuel global
+// starts with it, before the host can set a call's budget. What the start
+// function uses is then charged to the call.
+const startFuel = 1_000_000_000
+
+// Module is a loaded, instrumented and compiled tool module. It is
+// immutable and safe for concurrent use: every [Module.Call] gets its own
+// instance.
+type Module struct {
+	rt             *Runtime
+	compiled       wazero.CompiledModule
+	exports        []string
+	minMemoryBytes uint64
+	initialize     bool // exports _initialize, called before every export
+}
+
+// Load decodes, instruments and compiles a module, and checks that it
+// imports only what the host provides. A refusal wraps [ErrModule],
+// [ErrImport] or [ErrExport] and names what was wrong.
+func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
+	if r.isClosed() {
+		return nil, ErrClosed
+	}
+	if len(wasm) > MaxModuleBytes {
+		return nil, fmt.Errorf("%w: %d bytes is over the %d-byte limit", ErrModule, len(wasm), MaxModuleBytes)
+	}
+	rewritten, _, err := instrument.Rewrite(wasm, instrument.Options{
+		MaxTableElements: r.cfg.MaxTableElements,
+		MaxMemoryPages:   uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
+		InitialFuel:      startFuel,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
+	}
+	compiled, err := r.wazero.CompileModule(ctx, rewritten)
+	if err != nil {
+		return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
+	}
+	m := &Module{rt: r, compiled: compiled}
+	if err := m.checkImports(); err != nil {
+		compiled.Close(ctx)
+		return nil, err
+	}
+	for name, def := range compiled.ExportedFunctions() {
+		m.exports = append(m.exports, name)
+		if name == "_initialize" {
+			if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
+				compiled.Close(ctx)
+				return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
+			}
+			m.initialize = true
+		}
+	}
+	slices.Sort(m.exports)
+	for _, mem := range compiled.ExportedMemories() {
+		m.minMemoryBytes = uint64(mem.Min()) << 16
+	}
+	return m, nil
+}
+
+// checkImports refuses imports the host does not provide: functions outside
+// the three host modules, and any imported memory, table or global.
+func (m *Module) checkImports() error {
+	for _, def := range m.compiled.ImportedFunctions() {
+		mod, name, _ := def.Import()
+		names, ok := m.rt.allowed[mod]
+		if !ok {
+			return fmt.Errorf("%w: function %s.%s (module %q is not provided)", ErrImport, mod, name, mod)
+		}
+		if !names[name] {
+			return fmt.Errorf("%w: function %s.%s", ErrImport, mod, name)
+		}
+	}
+	for _, def := range m.compiled.ImportedMemories() {
+		mod, name, _ := def.Import()
+		return fmt.Errorf("%w: memory %s.%s (a tool defines its own memory)", ErrImport, mod, name)
+	}
+	return nil
+}
+
+// Exports returns the names of the module's exported functions, sorted.
+func (m *Module) Exports() []string { return slices.Clone(m.exports) }
+
+// HasExport reports whether the module exports a function named name that
+// takes nothing and returns one i32, the Extism plugin function shape.
+func (m *Module) HasExport(name string) bool {
+	def, ok := m.compiled.ExportedFunctions()[name]
+	return ok && len(def.ParamTypes()) == 0 && slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI32})
+}
+
+// Close releases the compiled module. It is safe to call more than once.
+func (m *Module) Close(ctx context.Context) error { return m.compiled.Close(ctx) }
+
+// Call runs export in a fresh instance with input as the Extism input and
+// returns its output. The instance is closed before Call returns, whatever
+// happens. A failure is an *[Error] with a Code; a tool's own error (the
+// export returned non-zero after error_set) has Raised set.
+func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limits) (*Result, error) {
+	if m.rt.isClosed() {
+		return nil, ErrClosed
+	}
+	lim = lim.withDefaults()
+	lim.MemoryBytes = min(lim.MemoryBytes, m.rt.cfg.MaxMemoryBytes)
+	if !m.HasExport(export) {
+		return nil, fail(CodeExecutionFailed, fmt.Errorf("%w: %s", ErrExport, export))
+	}
+	if lim.MaxInputBytes > 0 && len(input) > lim.MaxInputBytes {
+		return nil, fail(CodeInputLimitExceeded, fmt.Errorf("input of %d bytes is over %d", len(input), lim.MaxInputBytes))
+	}
+	if m.minMemoryBytes > lim.MemoryBytes {
+		return nil, fail(CodeMemoryLimit, fmt.Errorf("module needs %d bytes of memory to start, limit %d", m.minMemoryBytes, lim.MemoryBytes))
+	}
+
+	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	if !lim.HardDeadline.IsZero() {
+		callCtx, cancel = context.WithDeadline(ctx, lim.HardDeadline)
+	}
+	defer cancel()
+	s := &callState{ctx: callCtx, limits: lim, input: input, log: boundedLog{max: lim.MaxLogBytes}}
+	callCtx = context.WithValue(callCtx, callStateKey{}, s)
+	callCtx = experimental.WithMemoryAllocator(callCtx, allocator{s})
+
+	start := time.Now()
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions().
+		WithStdout(&s.log).
+		WithStderr(&s.log)
+	inst, err := m.rt.wazero.InstantiateModule(callCtx, m.compiled, cfg)
+	if err != nil {
+		return nil, s.failure(err, nil)
+	}
+	defer inst.Close(context.Background())
+	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
+	if fuel == nil {
+		return nil, fail(CodeExecutionFailed, errors.New("instrumented module lacks its fuel global"))
+	}
+	// Charge what the start function used, then give the rest.
+	fuel.Set(uint64(lim.Fuel - (startFuel - int64(fuel.Get()))))
+	if m.initialize {
+		if _, err := inst.ExportedFunction("_initialize").Call(callCtx); err != nil {
+			return nil, s.failure(err, fuel)
+		}
+	}
+	instantiated := time.Now()
+	results, err := inst.ExportedFunction(export).Call(callCtx)
+	res := &Result{
+		FuelUsed:        lim.Fuel - int64(fuel.Get()),
+		InstantiateTime: instantiated.Sub(start),
+		CallTime:        time.Since(instantiated),
+	}
+	res.MemoryPeakBytes = s.peak
+	res.Log = s.log.bytes()
+	if err != nil {
+		return res, s.failure(err, fuel)
+	}
+	if !lim.HardDeadline.IsZero() && !time.Now().Before(lim.HardDeadline) {
+		return res, fail(CodeExecutionTimeout, errors.New("finished after the hard deadline"))
+	}
+	if int32(results[0]) != 0 {
+		return res, s.raised()
+	}
+	res.Output = append([]byte(nil), s.output...)
+	return res, nil
+}
+
+// failure classifies an error from instantiating or calling the guest.
+func (s *callState) failure(err error, fuel api.Global) *Error {
+	var exit *sys.ExitError
+	switch {
+	case s.abortCode != "":
+		return fail(s.abortCode, err)
+	case fuel != nil && int64(fuel.Get()) < 0:
+		return fail(CodeExecutionLimit, fmt.Errorf("fuel exhausted: %w", err))
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
+		return fail(CodeExecutionTimeout, err)
+	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
+		return fail(CodeExecutionLimit, err)
+	case s.memoryRefused:
+		return fail(CodeMemoryLimit, err)
+	}
+	return fail(CodeExecutionFailed, err)
+}

@@ -1,0 +1,93 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Config configures a [Runtime]. The zero value is usable: no compilation
+// cache on disk, memory capped at 1 GiB per instance.
+type Config struct {
+	// CacheDir, when set, holds compiled modules so that a restart does not
+	// recompile. It is created if missing.
+	CacheDir string
+	// MaxMemoryBytes caps any instance's linear memory, whatever a call's
+	// Limits say. Default [DefaultMemoryBytes].
+	MaxMemoryBytes uint64
+	// MaxTableElements caps every table a module defines. Default 100,000.
+	MaxTableElements uint32
+}
+
+// Runtime compiles and runs tool modules. It is safe for concurrent use.
+// Close releases it; modules loaded from it stop working.
+type Runtime struct {
+	cfg     Config
+	wazero  wazero.Runtime
+	allowed map[string]map[string]bool // import module → function names
+
+	mu     sync.Mutex
+	closed bool
+}
+
+// NewRuntime creates a Runtime with the host functions of docs/guest-abi.md.
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.MaxMemoryBytes == 0 {
+		cfg.MaxMemoryBytes = DefaultMemoryBytes
+	}
+	if cfg.MaxTableElements == 0 {
+		cfg.MaxTableElements = 100_000
+	}
+	rc := wazero.NewRuntimeConfigCompiler().
+		// Without this a guest in a loop cannot be interrupted, and a Go
+		// garbage collection in the host would wait for it forever.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(min(cfg.MaxMemoryBytes>>16, 65536)))
+	if cfg.CacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("opening compilation cache %s: %w", cfg.CacheDir, err)
+		}
+		rc = rc.WithCompilationCache(cache)
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, rc)
+	rt := &Runtime{cfg: cfg, wazero: r, allowed: hostFuncNames()}
+	if err := instantiateHostModule(ctx, r, ExtismModule, extismFuncs); err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("instantiating %s: %w", ExtismModule, err)
+	}
+	if err := instantiateHostModule(ctx, r, ToolhostModule, toolhostFuncs); err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("instantiating %s: %w", ToolhostModule, err)
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("instantiating WASI: %w", err)
+	}
+	rt.allowed[WASIModule] = map[string]bool{}
+	for name := range r.Module(WASIModule).ExportedFunctionDefinitions() {
+		rt.allowed[WASIModule][name] = true
+	}
+	return rt, nil
+}
+
+// Close releases the runtime and every module compiled in it. It is safe to
+// call more than once.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	return r.wazero.Close(ctx)
+}
+
+func (r *Runtime) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}

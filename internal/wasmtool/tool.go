@@ -1,0 +1,203 @@
+package wasmtool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"toolhost/host"
+	"toolhost/internal/policy"
+	"toolhost/internal/schema"
+	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// Tool is a loaded module with its services. It is immutable and safe for
+// concurrent use; Close releases the compiled module.
+type Tool struct {
+	module   *host.Module
+	pkg      *tooldef.Package
+	services []*Service          // in declaration order, refused ones included
+	byCode   map[string]*Service // usable services (available or not)
+}
+
+// Service is one declared service of a Tool. It is usable when Refusal is
+// nil; it is listed but unavailable when Unavailable is set (an operation
+// policy that cannot be clamped to the platform).
+type Service struct {
+	ToolCode    string
+	Definition  *tooldef.Definition
+	Refusal     *tooldef.Refusal
+	Unavailable error
+
+	input, output *schema.Validator
+	operations    map[string]operation
+}
+
+type operation struct {
+	effective policy.Effective
+	export    string // sidecar export; "" means compute
+}
+
+// Effective returns the effective policy of operation op.
+func (s *Service) Effective(op string) (policy.Effective, bool) {
+	o, ok := s.operations[op]
+	return o.effective, ok
+}
+
+// ContractVersion and ImplementationVersion return the package's versions.
+func (t *Tool) ContractVersion() string       { return t.pkg.ContractVersion }
+func (t *Tool) ImplementationVersion() string { return t.pkg.ImplementationVersion }
+
+// Services returns every declared service in declaration order.
+func (t *Tool) Services() []*Service { return append([]*Service(nil), t.services...) }
+
+// Service returns the usable service with the given code.
+func (t *Tool) Service(code string) (*Service, bool) {
+	s, ok := t.byCode[code]
+	return s, ok
+}
+
+// Close releases the module. It is safe to call more than once.
+func (t *Tool) Close(ctx context.Context) error { return t.module.Close(ctx) }
+
+// Deadlines places one item in time. Zero fields are derived from the
+// operation's effective policy at the start of Run.
+type Deadlines struct {
+	Soft, Hard time.Time
+}
+
+// Outcome is a successful item.
+type Outcome struct {
+	// Result is the result document, canonical JSON.
+	Result []byte
+	// FuelUsed and MemoryPeakBytes are the call's consumption.
+	FuelUsed        int64
+	MemoryPeakBytes uint64
+	// The measured phases.
+	InputValidation, Startup, Compute, OutputValidation, Serialization time.Duration
+	// Log is the guest's bounded log, for operators only.
+	Log []byte
+}
+
+// Run computes one item of service code with the caller's parameters
+// document, in a fresh instance. The error is always a *toolerr.Error.
+func (t *Tool) Run(ctx context.Context, code string, params []byte, dl Deadlines) (*Outcome, error) {
+	s, ok := t.byCode[code]
+	if !ok {
+		return nil, toolerr.New(toolerr.UnknownTool)
+	}
+	if s.Unavailable != nil {
+		return nil, toolerr.New(toolerr.ToolUnavailable)
+	}
+	out := &Outcome{}
+	start := time.Now()
+
+	// The largest parameter limit of any operation bounds the decoding;
+	// the operation's own limit is checked once it is known.
+	maxParams := int64(0)
+	for _, o := range s.operations {
+		maxParams = max(maxParams, o.effective.MaxParameterBytes)
+	}
+	if int64(len(params)) > maxParams {
+		return nil, toolerr.New(toolerr.InputLimitExceeded)
+	}
+	doc, err := wire.Decode(params, wire.Limits{MaxBytes: int(maxParams), MaxDepth: wire.DefaultMaxDepth})
+	if err != nil {
+		if errors.Is(err, wire.ErrTooDeep) || errors.Is(err, wire.ErrTooLarge) {
+			return nil, toolerr.New(toolerr.InputLimitExceeded)
+		}
+		return nil, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json"))
+	}
+	if err := s.input.Validate(doc, toolerr.InvalidParameters); err != nil {
+		return nil, err
+	}
+	opName, _ := doc.(map[string]any)["operation"].(string)
+	op, ok := s.operations[opName]
+	if !ok { // unreachable after validation: the schema's operations are the policies'
+		return nil, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("operation", "operation"))
+	}
+	eff := op.effective
+	if int64(len(params)) > eff.MaxParameterBytes {
+		return nil, toolerr.New(toolerr.InputLimitExceeded)
+	}
+	out.InputValidation = time.Since(start)
+
+	if dl.Hard.IsZero() {
+		dl.Hard = start.Add(time.Duration(eff.HardTimeoutMS) * time.Millisecond)
+	}
+	if dl.Soft.IsZero() {
+		dl.Soft = start.Add(time.Duration(eff.SoftTimeoutMS) * time.Millisecond)
+	}
+	export, input := "compute", computeInput(code, opName, params)
+	if op.export != "" {
+		// An existing Extism plugin gets the parameters document itself.
+		export, input = op.export, params
+	}
+	res, err := t.module.Call(ctx, export, input, host.Limits{
+		MemoryBytes:    uint64(eff.MemoryLimitBytes),
+		SoftDeadline:   dl.Soft,
+		HardDeadline:   dl.Hard,
+		EngineTimeout:  time.Duration(eff.EngineTimeoutMS) * time.Millisecond,
+		MaxInputBytes:  len(input),
+		MaxOutputBytes: int(eff.MaxResultBytes),
+	})
+	if res != nil {
+		out.FuelUsed, out.MemoryPeakBytes, out.Log = res.FuelUsed, res.MemoryPeakBytes, res.Log
+		out.Startup, out.Compute = res.InstantiateTime, res.CallTime
+	}
+	if err != nil {
+		return out, platformError(err)
+	}
+
+	validated := time.Now()
+	result, err := wire.Decode(res.Output, wire.Limits{MaxBytes: int(eff.MaxResultBytes), MaxDepth: wire.DefaultMaxDepth})
+	if err != nil {
+		if errors.Is(err, wire.ErrTooLarge) {
+			return out, toolerr.New(toolerr.OutputLimitExceeded)
+		}
+		return out, toolerr.New(toolerr.InvalidOutput, toolerr.NewIssue("invalid_json"))
+	}
+	if err := s.output.Validate(result, toolerr.InvalidOutput); err != nil {
+		return out, err
+	}
+	out.OutputValidation = time.Since(validated)
+
+	encoded := time.Now()
+	if out.Result, err = wire.Encode(result, wire.Limits{MaxBytes: int(eff.MaxResultBytes)}); err != nil {
+		return out, toolerr.New(toolerr.OutputLimitExceeded)
+	}
+	out.Serialization = time.Since(encoded)
+	return out, nil
+}
+
+// computeInput is the compute envelope with the caller's parameter bytes
+// embedded verbatim: {"operation":…,"parameters":…,"tool_code":…}.
+func computeInput(code, op string, params []byte) []byte {
+	opJSON, _ := json.Marshal(op)
+	codeJSON, _ := json.Marshal(code)
+	b := make([]byte, 0, len(params)+len(op)+len(code)+48)
+	b = append(b, `{"operation":`...)
+	b = append(b, opJSON...)
+	b = append(b, `,"parameters":`...)
+	b = append(b, params...)
+	b = append(b, `,"tool_code":`...)
+	b = append(b, codeJSON...)
+	return append(b, '}')
+}
+
+// platformError maps a host failure to the platform error.
+func platformError(err error) *toolerr.Error {
+	var he *host.Error
+	if !errors.As(err, &he) {
+		return toolerr.New(toolerr.ExecutionFailed)
+	}
+	if he.Raised {
+		e := toolerr.Raised(toolerr.Code(he.Code), he.Retryable)
+		e.Message = he.Message
+		return e
+	}
+	return toolerr.New(toolerr.Code(he.Code))
+}

@@ -1,0 +1,6 @@
+(module
+  (memory (export "memory") 1)
+  (func (export "describe") (result i32)
+    (loop $forever (br $forever))
+    (i32.const 0))
+  (func (export "compute") (result i32) (i32.const 0)))
