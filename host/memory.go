@@ -8,8 +8,9 @@ import "github.com/tetratelabs/wazero/experimental"
 // recorded, so that the trap that usually follows is reported as
 // memory_limit.
 type linearMemory struct {
-	s   *callState
-	buf []byte
+	s     *callState
+	image *memoryImage // when set, the memory starts as a copy of it
+	buf   []byte
 }
 
 var _ experimental.LinearMemory = (*linearMemory)(nil)
@@ -20,10 +21,14 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 		m.s.memoryRefused = true
 		return nil
 	}
-	if size <= uint64(cap(m.buf)) {
-		// Bytes between len and cap were zeroed by make and never written.
+	switch {
+	case m.buf == nil && m.image != nil:
+		m.buf = m.image.buffer(size)
+	case size <= uint64(cap(m.buf)):
+		old := len(m.buf)
 		m.buf = m.buf[:size]
-	} else {
+		clear(m.buf[old:]) // a pooled buffer is not zero past its length
+	default:
 		grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.s.limits.MemoryBytes))
 		copy(grown, m.buf)
 		m.buf = grown
@@ -32,14 +37,23 @@ func (m *linearMemory) Reallocate(size uint64) []byte {
 	return m.buf
 }
 
-// Free drops the buffer; the garbage collector reclaims it.
-func (m *linearMemory) Free() { m.buf = nil }
+// Free drops the buffer, returning it to the image's pool if it came from
+// one.
+func (m *linearMemory) Free() {
+	if m.image != nil && m.buf != nil {
+		m.image.release(m.buf)
+	}
+	m.buf = nil
+}
 
 // allocator gives each instance of a call its linearMemory.
-type allocator struct{ s *callState }
+type allocator struct {
+	s     *callState
+	image *memoryImage
+}
 
 func (a allocator) Allocate(cap, max uint64) experimental.LinearMemory {
-	m := &linearMemory{s: a.s}
+	m := &linearMemory{s: a.s, image: a.image}
 	a.s.memory = m
 	return m
 }

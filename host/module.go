@@ -31,7 +31,9 @@ type Module struct {
 	compiled       wazero.CompiledModule
 	exports        []string
 	minMemoryBytes uint64
-	initialize     bool // exports _initialize, called before every export
+	initialize     bool         // exports _initialize, called before every export
+	image          *memoryImage // set when instances start pre-initialised
+	imageErr       error        // why a module with _initialize is not
 }
 
 // Load decodes, instruments and compiles a module, and checks that it
@@ -44,11 +46,13 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	if len(wasm) > MaxModuleBytes {
 		return nil, fmt.Errorf("%w: %d bytes is over the %d-byte limit", ErrModule, len(wasm), MaxModuleBytes)
 	}
-	rewritten, _, err := instrument.Rewrite(wasm, instrument.Options{
+	opts := instrument.Options{
+		ExportGlobals:    true,
 		MaxTableElements: r.cfg.MaxTableElements,
 		MaxMemoryPages:   uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
 		InitialFuel:      startFuel,
-	})
+	}
+	rewritten, info, err := instrument.Rewrite(wasm, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
 	}
@@ -72,11 +76,26 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		}
 	}
 	slices.Sort(m.exports)
-	for _, mem := range compiled.ExportedMemories() {
+	if m.initialize && !r.cfg.NoPreinitialise {
+		imaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info)
+		if err == nil {
+			compiled.Close(ctx)
+			m.compiled, m.image, m.initialize = imaged, img, false
+			r.track(img)
+		} else {
+			m.imageErr = err
+		}
+	}
+	for _, mem := range m.compiled.ExportedMemories() {
 		m.minMemoryBytes = uint64(mem.Min()) << 16
 	}
 	return m, nil
 }
+
+// Preinitialised reports whether calls start from a captured image instead
+// of running _initialize, and if not, why (nil for a module without an
+// initialiser).
+func (m *Module) Preinitialised() (bool, error) { return m.image != nil, m.imageErr }
 
 // checkImports refuses imports the host does not provide: functions outside
 // the three host modules, and any imported memory, table or global.
@@ -108,8 +127,14 @@ func (m *Module) HasExport(name string) bool {
 	return ok && len(def.ParamTypes()) == 0 && slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI32})
 }
 
-// Close releases the compiled module. It is safe to call more than once.
-func (m *Module) Close(ctx context.Context) error { return m.compiled.Close(ctx) }
+// Close releases the compiled module and stops its image restorer. It is
+// safe to call more than once.
+func (m *Module) Close(ctx context.Context) error {
+	if m.image != nil {
+		m.image.close()
+	}
+	return m.compiled.Close(ctx)
+}
 
 // Call runs export in a fresh instance with input as the Extism input and
 // returns its output. The instance is closed before Call returns, whatever
@@ -131,14 +156,18 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 		return nil, fail(CodeMemoryLimit, fmt.Errorf("module needs %d bytes of memory to start, limit %d", m.minMemoryBytes, lim.MemoryBytes))
 	}
 
+	// The hard deadline applies to the guest's code; instantiation runs at
+	// most a start function, bounded by its fuel, and is cheaper without a
+	// deadline to watch (wazero starts a watcher goroutine per context).
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if !lim.HardDeadline.IsZero() {
 		callCtx, cancel = context.WithDeadline(ctx, lim.HardDeadline)
 	}
 	defer cancel()
 	s := &callState{ctx: callCtx, limits: lim, input: input, log: boundedLog{max: lim.MaxLogBytes}}
+	instCtx := context.WithValue(ctx, callStateKey{}, s)
+	instCtx = experimental.WithMemoryAllocator(instCtx, allocator{s: s, image: m.image})
 	callCtx = context.WithValue(callCtx, callStateKey{}, s)
-	callCtx = experimental.WithMemoryAllocator(callCtx, allocator{s})
 
 	start := time.Now()
 	cfg := wazero.NewModuleConfig().
@@ -146,7 +175,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 		WithStartFunctions().
 		WithStdout(&s.log).
 		WithStderr(&s.log)
-	inst, err := m.rt.wazero.InstantiateModule(callCtx, m.compiled, cfg)
+	inst, err := m.rt.wazero.InstantiateModule(instCtx, m.compiled, cfg)
 	if err != nil {
 		return nil, s.failure(err, nil)
 	}

@@ -20,6 +20,10 @@ type Config struct {
 	MaxMemoryBytes uint64
 	// MaxTableElements caps every table a module defines. Default 100,000.
 	MaxTableElements uint32
+	// NoPreinitialise makes every call run the module's _initialize instead
+	// of starting from a captured image (see [Module.Preinitialised]); for
+	// measurements and debugging.
+	NoPreinitialise bool
 }
 
 // Runtime compiles and runs tool modules. It is safe for concurrent use.
@@ -31,6 +35,18 @@ type Runtime struct {
 
 	mu     sync.Mutex
 	closed bool
+	images []*memoryImage // stopped by Close with the runtime
+}
+
+// track registers an image whose restorer Close must stop.
+func (r *Runtime) track(img *memoryImage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		img.close()
+		return
+	}
+	r.images = append(r.images, img)
 }
 
 // NewRuntime creates a Runtime with the host functions of docs/guest-abi.md.
@@ -83,6 +99,10 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.closed = true
+	for _, img := range r.images {
+		img.close()
+	}
+	r.images = nil
 	return r.wazero.Close(ctx)
 }
 

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,6 +45,28 @@ type Options struct {
 	// before the host can set the global. Zero makes any start function
 	// trap on entry.
 	InitialFuel int64
+
+	// Image, when set, makes the output a pre-initialised module: the
+	// state an instance reached after its initialiser ran, captured by
+	// the host, becomes the module's initial state. See [Image].
+	Image *Image
+}
+
+// Image is the state of an initialised instance, for [Options.Image]. The
+// output module then initialises each defined global to its captured
+// value, declares MemoryPages as its memory's minimum, and has no data
+// segments: the host fills each new instance's memory with the captured
+// bytes instead. A module with a start section, passive data segments, an
+// imported memory, no memory, or a reference-typed defined global cannot
+// be imaged (ErrUnsupported): its initial state is not all in memory and
+// globals.
+type Image struct {
+	// Globals holds every defined global's value by global index, as the
+	// raw bits (the low 32 for i32 and f32) that wazero's api.Global.Get
+	// returns.
+	Globals map[uint32]uint64
+	// MemoryPages is the memory's size after initialisation, in pages.
+	MemoryPages uint32
 }
 
 // ExternKind is the kind of an import or export.
@@ -303,6 +326,11 @@ func (m *module) plan(opts Options) (Info, error) {
 		})
 		globalIndex++
 	}
+	if opts.Image != nil {
+		if err := m.checkImage(opts.Image, info); err != nil {
+			return info, err
+		}
+	}
 	info.FuelGlobal = globalIndex
 	info.MeteredFunctions = len(m.funcTypes)
 	info.DroppedCustomSections = m.droppedCust
@@ -351,6 +379,13 @@ func (m *module) encode(info *Info, opts Options) ([]byte, error) {
 		case secGlobal:
 			payload = m.encodeGlobals(payload[:0], info, opts)
 			wroteGlobal = true
+		case secData, secDataCount:
+			if opts.Image == nil {
+				writeSection(s.id, raw)
+				continue
+			}
+			// The image holds memory's contents: no segment is applied.
+			payload = appendULEB(payload[:0], 0)
 		case secExport:
 			payload = m.encodeExports(payload[:0], info)
 			wroteExport = true
@@ -414,6 +449,55 @@ func (m *module) encodeTables(p []byte) []byte {
 	return p
 }
 
+// checkImage refuses an image the module cannot take.
+func (m *module) checkImage(img *Image, info Info) error {
+	switch {
+	case m.hasStart:
+		return fmt.Errorf("imaging: the module has a start section: %w", ErrUnsupported)
+	case m.passiveData:
+		return fmt.Errorf("imaging: the module has passive data segments: %w", ErrUnsupported)
+	case len(m.mems) != 1:
+		return fmt.Errorf("imaging: the module does not define exactly one memory: %w", ErrUnsupported)
+	case img.MemoryPages < m.mems[0].Min || (m.mems[0].HasMax && img.MemoryPages > m.mems[0].Max):
+		return fmt.Errorf("imaging: %d pages is outside the memory's limits: %w", img.MemoryPages, ErrLimits)
+	}
+	for i, g := range m.globals {
+		index := m.importedGlobals + uint32(i)
+		if g.valType != typeI32 && g.valType != typeI64 && g.valType != typeF32 && g.valType != typeF64 {
+			return fmt.Errorf("imaging: global %d has a reference type: %w", index, ErrUnsupported)
+		}
+		if _, ok := img.Globals[index]; !ok {
+			return fmt.Errorf("imaging: no value for global %d: %w", index, ErrMalformed)
+		}
+	}
+	m.mems[0].Min = img.MemoryPages
+	return nil
+}
+
+// appendConst appends a constant expression of type t holding bits.
+func appendConst(p []byte, t byte, bits uint64) []byte {
+	const (
+		i32Const = 0x41
+		f32Const = 0x43
+		f64Const = 0x44
+	)
+	switch t {
+	case typeI32:
+		p = append(p, i32Const)
+		p = appendSLEB(p, int64(int32(uint32(bits))))
+	case typeI64:
+		p = append(p, opI64Const)
+		p = appendSLEB(p, int64(bits))
+	case typeF32:
+		p = append(p, f32Const)
+		p = binary.LittleEndian.AppendUint32(p, uint32(bits))
+	case typeF64:
+		p = append(p, f64Const)
+		p = binary.LittleEndian.AppendUint64(p, bits)
+	}
+	return append(p, opEnd)
+}
+
 func (m *module) encodeMemories(p []byte) []byte {
 	p = appendULEB(p, uint64(len(m.mems)))
 	for _, l := range m.mems {
@@ -424,8 +508,12 @@ func (m *module) encodeMemories(p []byte) []byte {
 
 func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
 	p = appendULEB(p, uint64(len(m.globals)+1))
-	for _, g := range m.globals {
+	for i, g := range m.globals {
 		p = appendGlobalType(p, g.globalType)
+		if opts.Image != nil {
+			p = appendConst(p, g.valType, opts.Image.Globals[m.importedGlobals+uint32(i)])
+			continue
+		}
 		p = append(p, g.init...)
 	}
 	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})

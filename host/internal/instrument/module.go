@@ -119,6 +119,8 @@ type module struct {
 
 	numElems    uint32 // element segments
 	numData     uint32 // data segments
+	passiveData bool   // some data segment is passive
+	hasStart    bool   // a start section
 	dataCount   uint32 // the data count section's value, if hasDataCount
 	hasDataCnt  bool
 	hasNames    bool     // a name section was kept
@@ -203,6 +205,7 @@ func decode(wasm []byte) (*module, error) {
 			hasCode = true
 			err = m.decodeCode(sr)
 		case secStart:
+			m.hasStart = true
 			err = m.decodeStart(sr)
 		case secElement:
 			err = m.decodeElements(sr)
@@ -335,6 +338,7 @@ func (m *module) decodeData(r *reader) error {
 				return fmt.Errorf("segment %d: %w", i, err)
 			}
 		case 1:
+			m.passiveData = true
 		default:
 			return fmt.Errorf("segment %d: %w", i, r.errorf(ErrMalformed, "data segment flags %#x", flags))
 		}

@@ -1,0 +1,184 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"toolhost/host/internal/instrument"
+)
+
+// Pre-initialised images.
+//
+// A reactor module (Go's wasip1 c-shared output, for one) runs _initialize
+// before its first export: for a Go tool that is tens of millions of
+// instructions and most of a fresh instance's cost. Load runs it once, in a
+// template instance, captures the memory and every global, and recompiles
+// the module with the captured globals as initialisers, the captured size
+// as its memory minimum and no data segments. Each call's instance then
+// starts from a copy of the captured memory — the same clean state every
+// time, so isolation is unchanged — without running _initialize.
+
+// imageTimeout and imageFuel bound the template's _initialize.
+const (
+	imageTimeout = 10 * time.Second
+	imageFuel    = 10_000_000_000
+)
+
+// errNotImaged is returned when a module keeps running its initialiser per
+// call; the reason is wrapped.
+var errNotImaged = errors.New("module not pre-initialised")
+
+// memoryImage is captured linear memory. Instances start from buffers that
+// already hold it: a used buffer goes back to a restorer goroutine, which
+// copies the image into it off the call's path and queues it as ready. A
+// call that finds no ready buffer copies the image itself.
+type memoryImage struct {
+	bytes []byte
+	ready chan []byte   // restored buffers, len(bytes) long, zero beyond
+	dirty chan dirtyBuf // used buffers waiting to be restored
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// dirtyBuf is a used buffer at full capacity and how much of it was used;
+// bytes past used are zero.
+type dirtyBuf struct {
+	buf  []byte
+	used int
+}
+
+// readyBuffers is how many restored buffers an image keeps: one per worker
+// lane of the default platform policy.
+const readyBuffers = 2
+
+// maxPooledBytes bounds the buffers kept for reuse.
+const maxPooledBytes = 64 << 20
+
+func newMemoryImage(b []byte) *memoryImage {
+	img := &memoryImage{
+		bytes: b,
+		ready: make(chan []byte, readyBuffers),
+		dirty: make(chan dirtyBuf, readyBuffers),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	go img.restore()
+	return img
+}
+
+// restore turns used buffers back into copies of the image until close.
+func (img *memoryImage) restore() {
+	defer close(img.done)
+	for {
+		select {
+		case <-img.stop:
+			return
+		case d := <-img.dirty:
+			copy(d.buf, img.bytes)
+			clear(d.buf[len(img.bytes):d.used])
+			select {
+			case img.ready <- d.buf[:len(img.bytes)]:
+			default:
+			}
+		}
+	}
+}
+
+// buffer returns a buffer of n bytes (n ≥ len(img.bytes)) holding the image
+// followed by zeros.
+func (img *memoryImage) buffer(n uint64) []byte {
+	select {
+	case b := <-img.ready:
+		if uint64(cap(b)) >= n {
+			return b[:n] // zero past the image: restore cleared what was used
+		}
+	default:
+	}
+	b := make([]byte, n, max(n, uint64(len(img.bytes))))
+	copy(b, img.bytes)
+	return b
+}
+
+// release hands a used buffer to the restorer, or drops it when the
+// restorer is busy or the buffer is too large to keep.
+func (img *memoryImage) release(buf []byte) {
+	if cap(buf) > maxPooledBytes {
+		return
+	}
+	select {
+	case img.dirty <- dirtyBuf{buf: buf[:cap(buf)], used: len(buf)}:
+	default:
+	}
+}
+
+// close stops the restorer and waits for it. It is safe to call more than
+// once.
+func (img *memoryImage) close() {
+	img.once.Do(func() {
+		close(img.stop)
+		<-img.done
+	})
+}
+
+// preinitialise runs _initialize in a template instance of the instrumented
+// module and returns the module recompiled from its captured state, with
+// the memory image.
+func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrument.Options, compiled wazero.CompiledModule, info instrument.Info) (wazero.CompiledModule, *memoryImage, error) {
+	if info.Memory == nil || !info.Memory.Exported || info.Memory.Imported {
+		return nil, nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, imageTimeout)
+	defer cancel()
+	s := &callState{ctx: runCtx, limits: Limits{MemoryBytes: r.cfg.MaxMemoryBytes, Fuel: imageFuel}.withDefaults(), log: boundedLog{max: DefaultLogBytes}}
+	runCtx = context.WithValue(runCtx, callStateKey{}, s)
+	runCtx = experimental.WithMemoryAllocator(runCtx, allocator{s: s})
+	inst, err := r.wazero.InstantiateModule(runCtx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: instantiating the template: %w", errNotImaged, err)
+	}
+	defer inst.Close(context.Background())
+	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
+	if fuel == nil {
+		return nil, nil, fmt.Errorf("%w: no fuel global", errNotImaged)
+	}
+	fuel.Set(uint64(imageFuel))
+	if _, err := inst.ExportedFunction("_initialize").Call(runCtx); err != nil {
+		return nil, nil, fmt.Errorf("%w: _initialize failed: %w", errNotImaged, err)
+	}
+	img := &instrument.Image{Globals: map[uint32]uint64{}}
+	for _, g := range info.Globals {
+		if g.Imported {
+			continue
+		}
+		eg := inst.ExportedGlobal(g.Export)
+		if eg == nil {
+			return nil, nil, fmt.Errorf("%w: global %d is not exported", errNotImaged, g.Index)
+		}
+		img.Globals[g.Index] = eg.Get()
+	}
+	mem := inst.ExportedMemory("memory")
+	size := mem.Size()
+	contents, ok := mem.Read(0, size)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: reading memory", errNotImaged)
+	}
+	img.MemoryPages = size >> 16
+	opts.Image = img
+	imaged, _, err := instrument.Rewrite(wasm, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errNotImaged, err)
+	}
+	recompiled, err := r.wazero.CompileModule(ctx, imaged)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
+	}
+	return recompiled, newMemoryImage(append([]byte(nil), contents...)), nil
+}
