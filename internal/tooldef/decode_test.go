@@ -97,7 +97,9 @@ func TestDecodeRefusals(t *testing.T) {
 		{name: "unknown service field", mutate: func(_, svc map[string]any) { svc["schema_fingerprint"] = "x" }, reason: tooldef.BadShape, service: true},
 		{name: "empty name", mutate: func(_, svc map[string]any) { svc["name"] = " " }, reason: tooldef.MissingText, service: true},
 		{name: "missing language", mutate: func(_, svc map[string]any) { delete(svc["i18n"].(map[string]any), "es") }, reason: tooldef.BadShape, service: true, path: "/services/0/i18n/es"},
-		{name: "extra language", mutate: func(_, svc map[string]any) { svc["i18n"].(map[string]any)["de"] = map[string]any{"name": "x", "description": "y"} }, reason: tooldef.BadI18n, service: true},
+		{name: "extra language", mutate: func(_, svc map[string]any) {
+			svc["i18n"].(map[string]any)["de"] = map[string]any{"name": "x", "description": "y"}
+		}, reason: tooldef.BadI18n, service: true},
 		{name: "empty translation", mutate: func(_, svc map[string]any) {
 			svc["i18n"].(map[string]any)["it"] = map[string]any{"name": "", "description": "y"}
 		}, reason: tooldef.BadI18n, service: true, path: "/services/0/i18n/it"},
