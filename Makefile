@@ -29,11 +29,15 @@ wasm:
 		GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $(WASM_DIR)/$$name.wasm ./$$dir || exit 1; \
 	done
 
-## run: build, then run the binary on the embedded defaults.
+## run: build the binary and the bundled tools, then use them: list the
+## tools folder and run one item of each package. (It will serve once the
+## HTTP surface lands.)
 run: build wasm
-	$(BIN) policy
+	$(BIN) list --tools-dir $(WASM_DIR)
+	echo '{"operation":"digest","text":"abc","algorithm":"sha256","encoding":"hex"}' | $(BIN) run hash --tools-dir $(WASM_DIR)
+	echo '{"operation":"convert","text":"Héllo Wörld example","to":"kebab"}' | $(BIN) run case --tools-dir $(WASM_DIR)
+	echo '{"operation":"format","text":"{\"b\":[1,2],\"a\":\"é\"}","indent":2,"sort_keys":true}' | $(BIN) run json --tools-dir $(WASM_DIR)
 	$(BIN) policy -operation testdata/examples/allocator/plan.operation.json
-	$(BIN) check testdata/examples/allocator/input.schema.json testdata/examples/allocator/output.schema.json value plan
 
 ## test: every test, fuzz seed corpora included.
 test: wasm
