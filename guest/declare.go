@@ -32,15 +32,22 @@ type serviceMeta struct {
 	hasCompute              bool
 }
 
-// service is a compiled Service.
+// service is a compiled Service: the model compute reads, built once (at
+// Register) and only looked up per item.
 type service struct {
-	code    string
-	ops     []string
-	opSet   map[string]bool
-	in, out *node
-	opIndex []int        // the input's operation field
-	decl    *serviceJSON // with full checks only
+	code     string
+	ops      []string
+	opSet    map[string]bool
+	in, out  *node
+	opIndex  []int        // the input's operation field
+	opOffset uintptr      // and its offset
+	decl     *serviceJSON // with full checks only
+	// call computes an item whose parameters were parsed by the strict
+	// path; callRaw one whose parameters are still JSON text (which the
+	// input's strings may share when alias is true), and reports false,
+	// without computing, when the fast decoder gives up on them.
 	call    func(ctx *Context, op string, params map[string]any) ([]byte, *Error)
+	callRaw func(ctx *Context, op string, params []byte, alias bool) ([]byte, *Error, bool)
 }
 
 func newService(m serviceMeta, inT, outT reflect.Type, checks bool) (*service, error) {
@@ -71,7 +78,9 @@ func newService(m serviceMeta, inT, outT reflect.Type, checks bool) (*service, e
 	if err != nil {
 		return nil, fmt.Errorf("output type: %w", err)
 	}
-	svc.in, svc.out, svc.opIndex = in, out, opField.index
+	svc.in, svc.out, svc.opIndex, svc.opOffset = in, out, opField.index, opField.offset
+	in.acceptTables(svc.ops)
+	out.acceptTables(svc.ops)
 	if checks {
 		svc.decl = m.declaration()
 		svc.decl.InputSchema = inputSchema(in, svc.ops)

@@ -4,8 +4,10 @@ import (
 	"encoding/base64"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // encodeError is a result value that cannot be sent: where and why.
@@ -22,16 +24,23 @@ func (e *encodeError) message() string {
 	return s + ": " + e.reason
 }
 
+// under returns e with seg prepended to its path: the path is built on the
+// way out of a failed encoding, never on the way in.
+func (e *encodeError) under(seg string) *encodeError {
+	e.path = append([]string{seg}, e.path...)
+	return e
+}
+
 // encodeResult encodes the result v of operation op, of root node n, as
 // compact JSON in field order. It writes what the output schema describes:
 // a nil slice is [], a nil pointer field is omitted, omitempty and
 // omitzero omit as in encoding/json, and a field that op does not have must
 // be left zero.
 func encodeResult(v reflect.Value, n *node, op string) ([]byte, *encodeError) {
-	return encodeValue(make([]byte, 0, 256), v, n, op, nil)
+	return encodeValue(make([]byte, 0, 256), v, n, op)
 }
 
-func encodeValue(b []byte, v reflect.Value, n *node, op string, path []string) ([]byte, *encodeError) {
+func encodeValue(b []byte, v reflect.Value, n *node, op string) ([]byte, *encodeError) {
 	switch n.kind {
 	case kindString:
 		return appendString(b, v.String()), nil
@@ -44,7 +53,7 @@ func encodeValue(b []byte, v reflect.Value, n *node, op string, path []string) (
 	case kindFloat:
 		f := v.Float()
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, &encodeError{clonePath(path), "not a finite number"}
+			return nil, &encodeError{reason: "not a finite number"}
 		}
 		return appendFloat(b, f, n.bits), nil
 	case kindBytes:
@@ -58,19 +67,20 @@ func encodeValue(b []byte, v reflect.Value, n *node, op string, path []string) (
 				b = append(b, ',')
 			}
 			var err *encodeError
-			if b, err = encodeValue(b, v.Index(i), n.elem, "", append(path, strconv.Itoa(i))); err != nil {
-				return nil, err
+			if b, err = encodeValue(b, v.Index(i), n.elem, ""); err != nil {
+				return nil, err.under(strconv.Itoa(i))
 			}
 		}
 		return append(b, ']'), nil
 	case kindStruct:
 		b = append(b, '{')
 		first := true
-		for _, f := range n.fields {
+		accept := n.accepts[op]
+		for k, f := range n.fields {
 			fv := v.FieldByIndex(f.index)
-			if !f.accepts(op) {
+			if accept != nil && !accept[k] || accept == nil && !f.accepts(op) {
 				if !fv.IsZero() {
-					return nil, &encodeError{clonePath(path), "field " + strconv.Quote(f.name) + " is set but operation " + strconv.Quote(op) + " does not have it"}
+					return nil, &encodeError{reason: "field " + strconv.Quote(f.name) + " is set but operation " + strconv.Quote(op) + " does not have it"}
 				}
 				continue
 			}
@@ -90,16 +100,14 @@ func encodeValue(b []byte, v reflect.Value, n *node, op string, path []string) (
 			b = appendString(b, f.name)
 			b = append(b, ':')
 			var err *encodeError
-			if b, err = encodeValue(b, fv, f.node, "", append(path, safeName(f.name))); err != nil {
-				return nil, err
+			if b, err = encodeValue(b, fv, f.node, ""); err != nil {
+				return nil, err.under(safeName(f.name))
 			}
 		}
 		return append(b, '}'), nil
 	}
 	panic("guest: encoding an unknown kind")
 }
-
-func clonePath(path []string) []string { return append([]string(nil), path...) }
 
 // empty is encoding/json's omitempty test for the kinds the SDK supports.
 func empty(v reflect.Value) bool {
@@ -141,41 +149,36 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 }
 
 // appendString appends s as a JSON string with minimal escapes: '"', '\\'
-// and control characters; invalid UTF-8 becomes U+FFFD.
+// and control characters; invalid UTF-8 becomes U+FFFD. Runs of text are
+// copied whole.
 func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
+	d := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	b = slices.Grow(b, len(s)+2)
 	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b':
-				b = append(b, '\\', 'b')
-			case c == '\f':
-				b = append(b, '\\', 'f')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
+	for i := 0; ; {
+		j := textEnd(d, i)
+		b = append(b, s[i:j]...)
+		if j == len(s) {
+			break
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
+		b = append(b, escapes[s[j]]...)
+		i = j + 1
 	}
 	return append(b, '"')
 }
+
+// escapes holds what appendString writes for each byte textEnd stops at:
+// the escape of '"', '\\' or a control character, and U+FFFD for the
+// first byte of invalid UTF-8.
+var escapes = func() (t [256]string) {
+	const hex = "0123456789abcdef"
+	for c := range 0x20 {
+		t[c] = `\u00` + string(hex[c>>4]) + string(hex[c&0xf])
+	}
+	t['"'], t['\\'] = `\"`, `\\`
+	t['\n'], t['\r'], t['\t'], t['\b'], t['\f'] = `\n`, `\r`, `\t`, `\b`, `\f`
+	for c := utf8.RuneSelf; c < len(t); c++ {
+		t[c] = "\ufffd"
+	}
+	return t
+}()

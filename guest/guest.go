@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"unsafe"
 )
 
 // Package is a tool module's declaration: the versions every service
@@ -126,17 +127,31 @@ func (s *Service[In, Out]) compile(checks bool) (*service, error) {
 		if reflect.ValueOf(&in).Elem().FieldByIndex(svc.opIndex).String() != op {
 			return nil, &Error{Code: CodeInvalidParameters, Message: "parameters/operation: does not match the requested operation"}
 		}
-		out, err := run(ctx, compute, in)
-		if err != nil {
-			return nil, err
+		return finish(ctx, svc, compute, in, op)
+	}
+	svc.callRaw = func(ctx *Context, op string, params []byte, alias bool) ([]byte, *Error, bool) {
+		var in In
+		p := unsafe.Pointer(&in)
+		if !decodeInput(params, svc.in, p, svc.in.accepts[op], alias) || *(*string)(unsafe.Add(p, svc.opOffset)) != op {
+			return nil, nil, false
 		}
-		b, encErr := encodeResult(reflect.ValueOf(&out).Elem(), svc.out, op)
-		if encErr != nil {
-			return nil, sdkFailure("%s", encErr.message())
-		}
-		return b, nil
+		out, e := finish(ctx, svc, compute, in, op)
+		return out, e, true
 	}
 	return svc, nil
+}
+
+// finish computes the decoded input in and encodes the result.
+func finish[In, Out any](ctx *Context, svc *service, compute func(*Context, In) (Out, error), in In, op string) ([]byte, *Error) {
+	out, err := run(ctx, compute, in)
+	if err != nil {
+		return nil, err
+	}
+	b, encErr := encodeResult(reflect.ValueOf(&out).Elem(), svc.out, op)
+	if encErr != nil {
+		return nil, sdkFailure("%s", encErr.message())
+	}
+	return b, nil
 }
 
 // run calls compute, turning its error or panic into a tool error; a
@@ -174,6 +189,10 @@ var registration struct {
 	built       bool
 	declaration []byte
 	err         error
+	// services holds the compute model of every service compiled so far,
+	// by declaration: Register compiles the registered package's, so that
+	// an instance started from the initialised memory only looks them up.
+	services map[Declaration]*service
 }
 
 // errNotRegistered is returned when describe or compute runs before
@@ -185,6 +204,10 @@ var errNotRegistered = errors.New("no package declared: call guest.Register from
 // declaration is checked when describe runs, which then fails with the
 // reason ([Describe] gives the same result on the host). Register keeps p:
 // do not modify it afterwards.
+//
+// Register also builds what computing an item needs from each service's
+// types — the type model, operation sets, field tables — so that a host
+// that starts instances from the initialised memory pays for it once.
 func Register(p Package) {
 	registration.mu.Lock()
 	defer registration.mu.Unlock()
@@ -193,6 +216,67 @@ func Register(p Package) {
 	}
 	registration.registered = true
 	registration.pkg = p
+	for _, d := range p.Services {
+		if d != nil {
+			if svc := precompile(d); svc != nil {
+				cacheService(d, svc)
+			}
+		}
+	}
+}
+
+// precompile compiles d for compute, or returns nil when that fails: the
+// failure is reported when describe or compute runs, as without it.
+func precompile(d Declaration) (svc *service) {
+	defer func() {
+		if recover() != nil {
+			svc = nil
+		}
+	}()
+	svc, err := d.compile(false)
+	if err != nil {
+		return nil
+	}
+	return svc
+}
+
+// cacheService records svc as d's compute model; the caller holds
+// registration.mu.
+func cacheService(d Declaration, svc *service) {
+	if registration.services == nil {
+		registration.services = map[Declaration]*service{}
+	}
+	registration.services[d] = svc
+}
+
+// lookupService returns the compute model of the service of pkg with
+// tool_code code: nil and no error when there is none, an error when its
+// declaration does not compile.
+func lookupService(pkg Package, code string) (*service, error) {
+	var decl Declaration
+	for _, d := range pkg.Services {
+		if d != nil && d.toolCode() == code {
+			decl = d
+			break
+		}
+	}
+	if decl == nil {
+		return nil, nil
+	}
+	registration.mu.Lock()
+	svc := registration.services[decl]
+	registration.mu.Unlock()
+	if svc != nil {
+		return svc, nil
+	}
+	svc, err := decl.compile(false)
+	if err != nil {
+		return nil, err
+	}
+	registration.mu.Lock()
+	cacheService(decl, svc)
+	registration.mu.Unlock()
+	return svc, nil
 }
 
 // declaration returns the declaration document of the registered package,
@@ -229,7 +313,7 @@ func Describe() ([]byte, error) {
 // document or an *Error. Tool authors call it from host tests; there,
 // Checkpoint says go on and an engine window of 4000 ms is granted.
 func Invoke(input []byte) ([]byte, error) {
-	out, e := invoke(input)
+	out, e := invoke(input, false)
 	if e != nil {
 		return nil, e.normalized()
 	}
@@ -238,32 +322,54 @@ func Invoke(input []byte) ([]byte, error) {
 
 // invoke decodes the compute input, finds the service and operation,
 // decodes the parameters strictly into its input type, computes and
-// encodes the result. Only the requested service is compiled, without the
-// declaration checks.
-func invoke(input []byte) ([]byte, *Error) {
+// encodes the result. The service's model was compiled by Register,
+// without the declaration checks.
+//
+// The fast path (fast.go) reads the input in one pass and the parameters
+// straight into the input type; when it gives up, without having computed
+// anything, the strict path below reads the input again and reports the
+// exact error. owned says that input is the caller's to give: the decoded
+// strings may share its memory (the compute export's copy of the input).
+func invoke(input []byte, owned bool) ([]byte, *Error) {
 	registration.mu.Lock()
 	ok, pkg := registration.registered, registration.pkg
 	registration.mu.Unlock()
 	if !ok {
 		return nil, sdkFailure("%v", errNotRegistered)
 	}
+	if out, e, done := invokeFast(pkg, input, owned); done {
+		return out, e
+	}
+	return invokeStrict(pkg, input)
+}
+
+// invokeFast computes the item on the fast path, or reports false without
+// having computed anything.
+func invokeFast(pkg Package, input []byte, owned bool) ([]byte, *Error, bool) {
+	code, op, params, ok := fastEnvelope(input)
+	if !ok {
+		return nil, nil, false
+	}
+	svc, _ := lookupService(pkg, code)
+	if svc == nil || !svc.opSet[op] {
+		return nil, nil, false
+	}
+	return svc.callRaw(&Context{toolCode: svc.code, operation: op}, op, params, owned)
+}
+
+// invokeStrict computes the item on the strict path, which parses the
+// whole input before deciding anything and reports every refusal.
+func invokeStrict(pkg Package, input []byte) ([]byte, *Error) {
 	env, e := parseEnvelope(input)
 	if e != nil {
 		return nil, e
 	}
-	var decl Declaration
-	for _, d := range pkg.Services {
-		if d != nil && d.toolCode() == env.toolCode {
-			decl = d
-			break
-		}
-	}
-	if decl == nil {
-		return nil, sdkFailure("this module has no service %q", safeName(env.toolCode))
-	}
-	svc, err := decl.compile(false)
+	svc, err := lookupService(pkg, env.toolCode)
 	if err != nil {
 		return nil, sdkFailure("declaration: %s", err.Error())
+	}
+	if svc == nil {
+		return nil, sdkFailure("this module has no service %q", safeName(env.toolCode))
 	}
 	if !svc.opSet[env.operation] {
 		return nil, sdkFailure("service %q has no operation %q", svc.code, safeName(env.operation))

@@ -39,14 +39,19 @@ type node struct {
 	length int      // kindArray
 	fields []*field // kindStruct, in declaration order, embedded structs flattened
 	byName map[string]*field
+	size   uintptr // typ.Size(), for the items of a slice or array
+	// accepts marks, per operation, the fields of a service root that
+	// the operation has (indexed as fields); nil when all have every field.
+	accepts map[string][]bool
 }
 
 // field is one JSON member of a struct.
 type field struct {
-	name      string // JSON name
-	where     string // Type.Field, for declaration errors
-	index     []int  // for reflect.Value.FieldByIndex
-	pointer   bool   // the Go type is *T; node is T's
+	name      string  // JSON name
+	where     string  // Type.Field, for declaration errors
+	index     []int   // for reflect.Value.FieldByIndex
+	offset    uintptr // from the start of the outermost struct (embedded structs are values)
+	pointer   bool    // the Go type is *T; node is T's
 	omitEmpty bool
 	omitZero  bool
 	ops       []string // operations that accept the field; nil: all
@@ -61,6 +66,21 @@ func (f *field) optional() bool { return f.pointer || f.omitEmpty || f.omitZero 
 // accepts reports whether operation op (or "", any) has the field.
 func (f *field) accepts(op string) bool {
 	return op == "" || f.ops == nil || slices.Contains(f.ops, op)
+}
+
+// acceptTables fills n.accepts for a service root with operations ops.
+func (n *node) acceptTables(ops []string) {
+	if n.uniform() {
+		return
+	}
+	n.accepts = make(map[string][]bool, len(ops))
+	for _, op := range ops {
+		t := make([]bool, len(n.fields))
+		for k, f := range n.fields {
+			t[k] = f.accepts(op)
+		}
+		n.accepts[op] = t
+	}
 }
 
 // constraints are a field's schema tags. Scalar constraints on a slice or
@@ -123,7 +143,7 @@ func (b *builder) build(t reflect.Type, where string) (*node, error) {
 	if ownEncoding(t) {
 		return nil, fmt.Errorf("%s: %s encodes itself (MarshalJSON, UnmarshalJSON or text methods); the SDK derives schemas from plain types only", where, typeName(t))
 	}
-	n := &node{typ: t}
+	n := &node{typ: t, size: t.Size()}
 	switch t.Kind() {
 	case reflect.String:
 		n.kind = kindString
@@ -167,16 +187,16 @@ func (b *builder) build(t reflect.Type, where string) (*node, error) {
 
 // structNode builds a struct; root says whether it is a service root.
 func (b *builder) structNode(t reflect.Type, root bool) (*node, error) {
-	n := &node{kind: kindStruct, typ: t, byName: map[string]*field{}}
-	if err := b.collect(n, t, nil, root); err != nil {
+	n := &node{kind: kindStruct, typ: t, byName: map[string]*field{}, size: t.Size()}
+	if err := b.collect(n, t, nil, 0, root); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
 
 // collect adds t's fields to n, flattening embedded structs the way
-// encoding/json does.
-func (b *builder) collect(n *node, t reflect.Type, index []int, root bool) error {
+// encoding/json does. t starts at offset base in n's struct.
+func (b *builder) collect(n *node, t reflect.Type, index []int, base uintptr, root bool) error {
 	if slices.Contains(b.stack, t) {
 		return fmt.Errorf("%s: recursive types are not supported", typeName(t))
 	}
@@ -204,7 +224,7 @@ func (b *builder) collect(n *node, t reflect.Type, index []int, root bool) error
 				if hasTag || sf.Tag != "" {
 					return fmt.Errorf("%s: an embedded struct takes no tags (its fields are flattened)", where)
 				}
-				if err := b.collect(n, ft, idx, root); err != nil {
+				if err := b.collect(n, ft, idx, base+sf.Offset, root); err != nil {
 					return err
 				}
 				continue
@@ -216,7 +236,7 @@ func (b *builder) collect(n *node, t reflect.Type, index []int, root bool) error
 		if name == "" {
 			name = sf.Name
 		}
-		f := &field{name: name, where: where, index: idx}
+		f := &field{name: name, where: where, index: idx, offset: base + sf.Offset}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "":

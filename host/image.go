@@ -102,7 +102,8 @@ func (img *memoryImage) buffer(n uint64) []byte {
 		}
 	default:
 	}
-	b := make([]byte, n, max(n, uint64(len(img.bytes))))
+	// Headroom: a first memory.grow should not copy the whole image again.
+	b := make([]byte, n, max(n, uint64(len(img.bytes)))*3/2)
 	copy(b, img.bytes)
 	return b
 }

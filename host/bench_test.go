@@ -1,0 +1,85 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"toolhost/host/internal/instrument"
+	"toolhost/internal/testmodule"
+)
+
+// kib is 1 KiB of text for the per-item benchmarks.
+var kib = strings.Repeat("Héllo Wörld, ", 80)[:1024]
+
+var hashEnvelope = []byte(`{"operation":"digest","parameters":{"operation":"digest","text":"` + kib + `","algorithm":"sha256","encoding":"hex"},"tool_code":"hash"}`)
+
+func loadCodec(b *testing.B, cfg Config) *Module {
+	b.Helper()
+	r, err := NewRuntime(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close(context.Background()) })
+	m, err := r.Load(context.Background(), testmodule.Go(b, "plugins-src/codec"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkItem is one item of the bundled hash tool on 1 KiB of text, the
+// way every item runs: a fresh instance from the pre-initialised image,
+// compute, close.
+func BenchmarkItem(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"fresh/image", Config{}}, {"fresh/initialize", Config{NoPreinitialise: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := loadCodec(b, c.cfg)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := m.Call(context.Background(), "compute", hashEnvelope, Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	// warm calls compute again and again on one instance: what reusing an
+	// instance would cost, which Toolhost never does (isolation).
+	b.Run("warm", func(b *testing.B) {
+		m := loadCodec(b, Config{})
+		s := &callState{ctx: context.Background(), limits: Limits{}.withDefaults()}
+		ctx := experimental.WithMemoryAllocator(context.WithValue(context.Background(), callStateKey{}, s), allocator{s: s, image: m.image})
+		inst, err := m.rt.wazero.InstantiateModule(ctx, m.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer inst.Close(context.Background())
+		inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal).Set(1 << 62)
+		compute := inst.ExportedFunction("compute")
+		b.ReportAllocs()
+		for b.Loop() {
+			cs := &callState{ctx: context.Background(), limits: s.limits, input: hashEnvelope, memory: s.memory}
+			if _, err := compute.Call(context.WithValue(context.Background(), callStateKey{}, cs)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// native is the same transform without a sandbox: SHA-256 of 1 KiB and
+	// hex encoding, in Go on the host.
+	b.Run("native", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sum := sha256.Sum256([]byte(kib))
+			_ = hex.EncodeToString(sum[:])
+		}
+	})
+}
