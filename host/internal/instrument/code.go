@@ -1,6 +1,7 @@
 package instrument
 
-// Cost model: every instruction costs costDefault, except those below.
+// Cost model: every instruction costs costDefault, except those below. See
+// the package documentation for where the costs are charged.
 const (
 	costDefault = 1
 	// costCall is the cost of call and call_indirect; the callee's own
@@ -20,6 +21,9 @@ const (
 	costBulk        = 10
 	bulkMemoryShift = 6
 	bulkTableShift  = 3
+	// costStructure is the cost of block, loop, else and end, which mark
+	// structure and execute no work.
+	costStructure = 0
 )
 
 // Opcodes the rewriter emits or treats specially.
@@ -43,24 +47,77 @@ const (
 	blockEmpty     = 0x40
 )
 
+// frame is an open block, loop or if, or the function body.
 type frame struct {
-	kind  byte // opBlock, opLoop, opIf, opElse, or 0 for the function body
-	scope int  // index of the metering scope the frame's instructions belong to
+	kind byte // opBlock, opLoop, opIf, opElse, or 0 for the function body
+	// live reports that reachable code entered the frame.
+	live bool
+	// joined reports that reachable code may reach the frame's label other
+	// than by always getting there: by br_if or br_table, or past an if
+	// without an else. For a block or an if the code after the end then
+	// starts a segment with its own metering point; for a loop, so does the
+	// header.
+	joined bool
+	// entries heads the list, linked through segment.link, of the segments
+	// that always go to the frame's label: for a block or an if, those
+	// ending in a br to it, an if's then-arm when it falls through and the
+	// else added for a post; for a loop, those ending in a br to its
+	// header. When nothing else reaches the label (not joined) each of them
+	// pays for the segment there, which then has no metering point.
+	entries int32
+	head    int32 // a loop: its header's segment; an if: the then-arm's first
+	pre     int32 // a loop: the segment that falls into it, or -1
+	post    int32 // an if: its index in meter.posts, or -1
+	scope   int   // the loop whose size the frame's instructions count to (modeAuto)
 }
+
+// segment is straight-line code, charged as one. It starts at the
+// function's entry, a loop's header, the start of an if's arm, after a
+// br_if or after the end of a block or if, and ends at a branch, an if, an
+// else or an end. It is charged at its metering point or, when it has
+// none, by each segment that always continues into it (see next).
+type segment struct {
+	// cost is the weight of the segment's instructions; once folded (see
+	// meter.fold), the fuel its metering point charges.
+	cost int64
+	next int32 // the segment it always continues into and pays for, or -1
+	up   int32 // meter.last: a later segment of its chain of nexts, or -1
+	link int32 // the next in a frame's entries list, or -1
+	seen int32 // meter.foldLoop: marks a loop's back edges
+	kind byte  // the injection kind of its metering point, or 0 for none
+	// check reports that the segment (or one it pays for) leaves the
+	// function, calls an import or through a table, or grows a memory or
+	// table: its charge tests the count.
+	check bool
+	// heavy reports an instruction of weight above 1: a call, a grow, a
+	// bulk operation. Only a light segment may be charged after it runs.
+	heavy bool
+	// paid reports a loop header paid for by the segments that enter it.
+	paid bool
+	done bool // meter.fold
+}
+
+// post records an if whose condition's segment src, light and with a
+// metering point of its own, is charged at the start of the two arms
+// instead: at the first segments of the then-arm, a, and of the else-arm,
+// b (an else is added when the if has none).
+type post struct{ src, a, b int32 }
 
 // injection is a metering sequence inserted before the instruction at
 // offset at.
 type injection struct {
 	at    int
 	kind  byte
-	scope int   // injCharge, injEntry: the scope whose cost is charged
+	seg   int32 // injEntry, injCharge, injLoop: the segment charged
 	shift uint8 // injDynamic
 }
 
 // Injection kinds.
 const (
-	injEntry   = iota // charge the function's scope
-	injCharge         // charge a loop's scope
+	injEntry   = iota // load the count (local mode), charge the entry segment and test
+	injCharge         // charge the segment that starts here
+	injLoop           // charge a loop header's segment (unless paid) and test
+	injElse           // add an else arm to an if and charge it
 	injDynamic        // charge a bulk operation's length
 	injFlush          // before a call or an exit: global = $fuel (local mode)
 	injReload         // after a call: $fuel = global (local mode)
@@ -69,15 +126,15 @@ const (
 // Metering modes. Both charge the same costs at the same points; they
 // differ in where the running count lives inside a function.
 //
-// In global mode every charge is a read-modify-write of the global. Short
-// and exact at every instruction, but in a tight loop the store and the
-// next iteration's load form a dependency chain through memory.
+// In global mode every charge is a read-modify-write of the global. Short,
+// and the global holds every charge made, but in a tight loop the store and
+// the next charge's load form a dependency chain through memory.
 //
 // In local mode the function keeps the count in a local, $fuel: loaded on
 // entry and after every call, stored back before every call and every exit
-// (and before a fuel trap), so a loop's charge stays in registers. After a
+// (and before a fuel trap), so a loop's charges stay in registers. After a
 // trap other than fuel exhaustion the global then holds the count as of the
-// last call or entry: still deterministic, and still ≥ 0. In large
+// last call or entry: still deterministic. In large
 // functions the extra loop-carried value costs the compiler registers, so
 // local mode is used only for functions with a small loop (modeAuto).
 const (
@@ -86,11 +143,9 @@ const (
 	modeLocal
 )
 
-// localModeMaxLoopCost is the loop cost at or under which modeAuto keeps
-// the fuel in a local. Measured on wazero 1.12 (amd64, BenchmarkMeteredLoop):
-// a Go loop costing 56 per iteration runs 30% slower metered in global mode,
-// 17% in local mode; SHA-256 (loop costs in the thousands) 2% slower in
-// global mode, 7% in local mode.
+// localModeMaxLoopCost is the loop size at or under which modeAuto keeps
+// the fuel in a local: the weight of the instructions directly in the loop
+// (not in nested loops). See the package's benchmarks.
 const localModeMaxLoopCost = 256
 
 // meter instruments function bodies. It is reused across the functions of
@@ -100,7 +155,11 @@ type meter struct {
 	fuel   uint32 // index of the fuel global
 	mode   int
 	frames []frame
-	costs  []int64 // per scope
+	segs   []segment
+	posts  []post
+	stack  []int32 // meter.fold
+	gen    int32   // for segment.seen
+	loops  []int64 // per loop, its size; loops[0] is the code outside loops
 	inj    []injection
 }
 
@@ -133,10 +192,14 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 	}
 	codeStart := r.pos
 
-	// Instructions.
-	mt.frames = append(mt.frames[:0], frame{kind: 0, scope: 0})
-	mt.costs = append(mt.costs[:0], 0)
-	mt.inj = append(mt.inj[:0], injection{at: codeStart, kind: injEntry, scope: 0})
+	// Instructions. cur is the segment being read, -1 in unreachable code,
+	// whose instructions are not charged.
+	mt.frames = append(mt.frames[:0], frame{kind: 0, live: true, entries: -1, head: -1, pre: -1, post: -1})
+	mt.loops = append(mt.loops[:0], 0)
+	mt.segs = mt.segs[:0]
+	mt.posts = mt.posts[:0]
+	mt.inj = mt.inj[:0]
+	cur := mt.meterAt(codeStart, injEntry)
 	dynamic := false
 	for len(mt.frames) > 0 {
 		at := r.pos
@@ -148,11 +211,14 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 		scope := top.scope
 		cost := int64(costDefault)
 		dynShift := -1
+		grow := false
+		next := cur // the segment after this instruction
 		switch {
-		case op == 0x00, op == 0x01, op == 0x1a, op == 0x1b, op == 0xd1,
+		case op == opUnreachable:
+			next = -1
+		case op == 0x01, op == 0x1a, op == 0x1b, op == 0xd1,
 			op >= 0x45 && op <= 0xc4:
-			// unreachable, nop, drop, select, ref.is_null, numeric: no
-			// immediates.
+			// nop, drop, select, ref.is_null, numeric: no immediates.
 		case op == opBlock, op == opIf, op == opLoop:
 			if err := mt.blockType(r); err != nil {
 				return nil, err
@@ -160,11 +226,26 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			if len(mt.frames) >= maxNesting {
 				return nil, r.errorf(ErrLimits, "blocks nested deeper than %d", maxNesting)
 			}
-			f := frame{kind: op, scope: scope}
-			if op == opLoop {
-				f.scope = len(mt.costs)
-				mt.costs = append(mt.costs, 0)
-				mt.inj = append(mt.inj, injection{at: r.pos, kind: injCharge, scope: f.scope})
+			f := frame{kind: op, live: cur >= 0, entries: -1, head: -1, pre: -1, post: -1, scope: scope}
+			switch {
+			case op == opBlock:
+				cost = costStructure
+			case op == opLoop:
+				cost = costStructure
+				f.scope = len(mt.loops)
+				mt.loops = append(mt.loops, 0)
+				if f.live {
+					f.pre = cur
+					f.head = mt.meterAt(r.pos, injLoop)
+					next = f.head
+				}
+			case f.live:
+				f.head = mt.meterAt(r.pos, injCharge) // the then-arm
+				next = f.head
+				if c := mt.segs[cur]; c.kind == injCharge && !c.heavy && !c.check {
+					f.post = int32(len(mt.posts))
+					mt.posts = append(mt.posts, post{src: cur, a: f.head, b: -1})
+				}
 			}
 			mt.frames = append(mt.frames, f)
 		case op == opElse:
@@ -172,18 +253,55 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 				r.pos = at
 				return nil, r.errorf(ErrMalformed, "else without if")
 			}
+			cost = costStructure
 			top.kind = opElse
+			if cur >= 0 {
+				mt.enter(top, cur)
+			}
+			next = -1
+			if top.live {
+				next = mt.meterAt(r.pos, injCharge)
+			}
+			if top.post >= 0 {
+				mt.posts[top.post].b = next
+			}
 		case op == opEnd:
+			cost = costStructure
+			f := *top
 			mt.frames = mt.frames[:len(mt.frames)-1]
-			if len(mt.frames) == 0 {
-				mt.inj = append(mt.inj, injection{at: at, kind: injFlush})
+			if f.kind == opIf && f.post >= 0 {
+				// The else added for the post always goes on past the end.
+				e := mt.meterAt(at, injElse)
+				mt.posts[f.post].b = e
+				mt.enter(&f, e)
+			}
+			if len(mt.frames) > 0 {
+				next = mt.join(&f, cur, r.pos)
+			} else if cur >= 0 {
+				mt.exit(cur, at)
 			}
 		case op == 0x0f: // return
-			mt.inj = append(mt.inj, injection{at: at, kind: injFlush})
+			if cur >= 0 {
+				mt.exit(cur, at)
+			}
+			next = -1
 		case op == 0x0c, op == 0x0d: // br, br_if
-			var exits bool
-			if exits, err = mt.label(r); exits {
-				mt.inj = append(mt.inj, injection{at: at, kind: injFlush})
+			var t int
+			if t, err = mt.label(r); err != nil || cur < 0 {
+				break
+			}
+			switch f := &mt.frames[t]; {
+			case t == 0:
+				mt.exit(cur, at)
+			case op == 0x0c:
+				mt.enter(f, cur)
+			default:
+				f.joined = true
+			}
+			if op == 0x0c {
+				next = -1
+			} else {
+				next = mt.meterAt(r.pos, injCharge)
 			}
 		case op == 0x0e: // br_table
 			var n int
@@ -192,25 +310,35 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			}
 			exits := false
 			for i := 0; i <= n && err == nil; i++ {
-				var e bool
-				e, err = mt.label(r)
-				exits = exits || e
+				var t int
+				switch t, err = mt.label(r); {
+				case err != nil || cur < 0:
+				case t == 0:
+					exits = true
+				default:
+					mt.frames[t].joined = true
+				}
 			}
 			if exits {
-				mt.inj = append(mt.inj, injection{at: at, kind: injFlush})
+				mt.exit(cur, at)
 			}
+			next = -1
 		case op == 0x10: // call
 			cost = costCall
-			if err = mt.index(r, m.numFuncs(), "function"); err == nil {
-				mt.inj = append(mt.inj, injection{at: at, kind: injFlush}, injection{at: r.pos, kind: injReload})
+			var x uint32
+			if x, err = r.u32(); err == nil && x >= m.numFuncs() {
+				err = r.errorf(ErrMalformed, "function index %d out of range", x)
+			}
+			if err == nil && cur >= 0 {
+				mt.call(cur, at, r.pos, x < m.importedFuncs)
 			}
 		case op == 0x11: // call_indirect
 			cost = costCall
 			if err = mt.index(r, uint32(len(m.numParams)), "type"); err == nil {
 				err = mt.index(r, m.numTables(), "table")
 			}
-			if err == nil {
-				mt.inj = append(mt.inj, injection{at: at, kind: injFlush}, injection{at: r.pos, kind: injReload})
+			if err == nil && cur >= 0 {
+				mt.call(cur, at, r.pos, true)
 			}
 		case op == 0x12, op == 0x13:
 			return nil, mt.unsupported(r, at, op, "tail calls")
@@ -242,7 +370,7 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			err = mt.memarg(r)
 		case op == 0x3f, op == 0x40: // memory.size, memory.grow
 			if op == 0x40 {
-				cost = costMemoryGrow
+				cost, grow = costMemoryGrow, true
 			}
 			err = m.memIndex(r)
 		case op == 0x41:
@@ -292,7 +420,7 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 					err = mt.index(r, m.numTables(), "table")
 				}
 			case 15: // table.grow
-				cost = costTableGrow
+				cost, grow = costTableGrow, true
 				err = mt.index(r, m.numTables(), "table")
 			case 16: // table.size
 				err = mt.index(r, m.numTables(), "table")
@@ -316,19 +444,26 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		mt.costs[scope] += cost
-		if dynShift >= 0 {
-			dynamic = true
-			mt.inj = append(mt.inj, injection{at: at, kind: injDynamic, shift: uint8(dynShift)})
+		mt.loops[scope] += cost
+		if cur >= 0 {
+			mt.segs[cur].cost += cost
+			mt.segs[cur].heavy = mt.segs[cur].heavy || cost > costDefault
+			mt.segs[cur].check = mt.segs[cur].check || grow
+			if dynShift >= 0 {
+				dynamic = true
+				mt.inj = append(mt.inj, injection{at: at, kind: injDynamic, shift: uint8(dynShift)})
+			}
 		}
+		cur = next
 	}
 	if r.remaining() != 0 {
 		return nil, r.errorf(ErrMalformed, "%d bytes after the function's final end", r.remaining())
 	}
+	mt.fold()
 
 	local := mt.mode == modeLocal
 	if mt.mode == modeAuto {
-		for _, c := range mt.costs[1:] {
+		for _, c := range mt.loops[1:] {
 			local = local || c <= localModeMaxLoopCost
 		}
 	}
@@ -352,11 +487,21 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 		dst = append(dst, m.wasm[prev:in.at]...)
 		prev = in.at
 		switch {
-		case in.kind == injEntry && local:
-			dst = mt.appendReload(dst, fuel)
-			dst = mt.appendCharge(dst, mt.costs[in.scope], fuel, true)
-		case in.kind == injEntry || in.kind == injCharge:
-			dst = mt.appendCharge(dst, mt.costs[in.scope], fuel, local)
+		case in.kind == injEntry || in.kind == injCharge || in.kind == injLoop:
+			if in.kind == injEntry && local {
+				dst = mt.appendReload(dst, fuel)
+			}
+			s := &mt.segs[in.seg]
+			cost := s.cost
+			if s.paid {
+				cost = 0
+			}
+			dst = mt.appendCharge(dst, cost, s.check || in.kind != injCharge, fuel, local)
+		case in.kind == injElse:
+			if s := &mt.segs[in.seg]; s.cost != 0 {
+				dst = append(dst, opElse)
+				dst = mt.appendCharge(dst, s.cost, s.check, fuel, local)
+			}
 		case in.kind == injDynamic:
 			dst = mt.appendDynamicCharge(dst, in.shift, fuel, len32, local)
 		case in.kind == injFlush && local:
@@ -367,6 +512,147 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 	}
 	dst = append(dst, m.wasm[prev:b.end]...)
 	return dst, nil
+}
+
+// meterAt starts a segment with a metering point of the given kind at
+// offset at, and returns it.
+func (mt *meter) meterAt(at int, kind byte) int32 {
+	s := mt.newSegment()
+	mt.segs[s].kind = kind
+	mt.inj = append(mt.inj, injection{at: at, kind: kind, seg: s})
+	return s
+}
+
+func (mt *meter) newSegment() int32 {
+	mt.segs = append(mt.segs, segment{next: -1, up: -1, link: -1})
+	return int32(len(mt.segs) - 1)
+}
+
+// enter records that segment s always continues after the end of frame f.
+func (mt *meter) enter(f *frame, s int32) {
+	mt.segs[s].link = f.entries
+	f.entries = s
+}
+
+// exit records that segment s leaves the function at offset at: its charge
+// tests the count, which is stored to the global first (local mode).
+func (mt *meter) exit(s int32, at int) {
+	mt.segs[s].check = true
+	mt.inj = append(mt.inj, injection{at: at, kind: injFlush})
+}
+
+// call records that segment s calls a function at offset at, the call's
+// immediates ending at end. out reports a call that may leave the module:
+// to an import, or call_indirect. Its charge then tests the count; a
+// defined function tests it on entry.
+func (mt *meter) call(s int32, at, end int, out bool) {
+	mt.segs[s].check = mt.segs[s].check || out
+	mt.inj = append(mt.inj, injection{at: at, kind: injFlush}, injection{at: end, kind: injReload})
+}
+
+// join returns the segment that runs after the end of frame f (popped), cur
+// being the segment that falls through to the end, or -1.
+func (mt *meter) join(f *frame, cur int32, at int) int32 {
+	switch {
+	case f.kind == opLoop:
+		// Branches to a loop go to its header: only falling through
+		// reaches its end.
+		mt.foldLoop(f)
+		return cur
+	case f.joined || f.kind == opIf && f.live && f.post < 0:
+		// Reached conditionally: by br_if, br_table, or past an if
+		// without an else.
+		return mt.meterAt(at, injCharge)
+	case f.entries < 0:
+		return cur // falls through, or unreachable
+	case cur < 0 && mt.segs[f.entries].link < 0:
+		return f.entries // one way in: that segment goes on
+	}
+	j := mt.newSegment()
+	if cur >= 0 {
+		mt.setNext(cur, j)
+	}
+	for e := f.entries; e >= 0; e = mt.segs[e].link {
+		mt.setNext(e, j)
+	}
+	return j
+}
+
+// foldLoop makes the segments that enter loop f (ended) pay for its
+// header when they all always go there: the one that falls into the loop
+// and those that end in a br to it; those charges then test the count. It
+// does not when a br_if or br_table goes to the header, or when the header
+// always goes on, segment after segment, to a br back to itself: such a
+// loop has no other metering point.
+func (mt *meter) foldLoop(f *frame) {
+	if !f.live || f.joined {
+		return
+	}
+	mt.gen++
+	for e := f.entries; e >= 0; e = mt.segs[e].link {
+		mt.segs[e].seen = mt.gen
+	}
+	if mt.segs[mt.last(f.head)].seen == mt.gen {
+		return
+	}
+	mt.segs[f.head].paid = true
+	if f.pre >= 0 {
+		mt.setNext(f.pre, f.head)
+	}
+	for e := f.entries; e >= 0; e = mt.segs[e].link {
+		mt.setNext(e, f.head)
+	}
+}
+
+// setNext makes segment s, the last of its chain, continue into segment n.
+func (mt *meter) setNext(s, n int32) {
+	mt.segs[s].next = n
+	mt.segs[s].up = n
+}
+
+// last returns the last segment of the chain of nexts from segment s. The
+// chains form a forest that grows only at its roots; up pointers, halved
+// on the way, keep the walks short.
+func (mt *meter) last(s int32) int32 {
+	for {
+		u := mt.segs[s].up
+		if u < 0 {
+			return s
+		}
+		if uu := mt.segs[u].up; uu >= 0 {
+			mt.segs[s].up = uu
+		}
+		s = u
+	}
+}
+
+// fold sets each segment's cost to the fuel its metering point charges:
+// its own cost plus that of the segments it always continues into and pays
+// for (their need for a check too); then a light segment that ends in an if
+// passes that on to the if's arms (see post).
+func (mt *meter) fold() {
+	for i := range mt.segs {
+		st := mt.stack[:0]
+		for s := int32(i); s >= 0 && !mt.segs[s].done; s = mt.segs[s].next {
+			mt.segs[s].done = true
+			st = append(st, s)
+		}
+		for j := len(st) - 1; j >= 0; j-- {
+			s := &mt.segs[st[j]]
+			if s.next >= 0 {
+				n := &mt.segs[s.next]
+				s.cost += n.cost
+				s.check = s.check || n.check
+			}
+		}
+		mt.stack = st
+	}
+	for _, p := range mt.posts {
+		c := mt.segs[p.src].cost
+		mt.segs[p.src].cost = 0
+		mt.segs[p.a].cost += c
+		mt.segs[p.b].cost += c
+	}
 }
 
 // appendReload appends: $fuel = global.
@@ -395,22 +681,47 @@ func (mt *meter) appendLoad(dst []byte, fuel uint32, local bool) []byte {
 	return appendULEB(dst, uint64(mt.fuel))
 }
 
-// appendCharge appends: count -= cost; if count < 0 { unreachable }. In
-// global mode that is
+// appendCharge appends a segment's charge: count -= cost, and when check
+// is set, if count < 0 { unreachable }. Unchecked, that is
+//
+//	global.get; i64.const cost; i64.sub; global.set
+//	local.get $fuel; i64.const cost; i64.sub; local.set $fuel
+//
+// in global and local mode; checked,
 //
 //	global.get; i64.const cost; i64.sub; local.tee $t; global.set
 //	local.get $t; i64.const 0; i64.lt_s; if; unreachable; end
 //
-// and in local mode
-//
 //	local.get $fuel; i64.const cost; i64.sub; local.tee $fuel
 //	i64.const 0; i64.lt_s; if; local.get $fuel; global.set; unreachable; end
-func (mt *meter) appendCharge(dst []byte, cost int64, fuel uint32, local bool) []byte {
+//
+// A check of cost 0 only tests the count; a charge of 0 without a check is
+// left out.
+func (mt *meter) appendCharge(dst []byte, cost int64, check bool, fuel uint32, local bool) []byte {
+	switch {
+	case cost == 0 && !check:
+		return dst
+	case cost == 0:
+		dst = mt.appendLoad(dst, fuel, local)
+		dst = append(dst, opI64Const, 0, opI64LtS, opIf, blockEmpty)
+		if local {
+			dst = mt.appendFlush(dst, fuel)
+		}
+		return append(dst, opUnreachable, opEnd)
+	}
 	dst = mt.appendLoad(dst, fuel, local)
 	dst = append(dst, opI64Const)
 	dst = appendSLEB(dst, cost)
 	dst = append(dst, opI64Sub)
-	return mt.appendCheck(dst, fuel, local)
+	switch {
+	case check:
+		return mt.appendCheck(dst, fuel, local)
+	case local:
+		dst = append(dst, opLocalSet)
+		return appendULEB(dst, uint64(fuel))
+	}
+	dst = append(dst, opGlobalSet)
+	return appendULEB(dst, uint64(mt.fuel))
 }
 
 // appendDynamicCharge appends, before a bulk operation whose i32 length is
@@ -459,16 +770,17 @@ func (mt *meter) index(r *reader, limit uint32, what string) error {
 	return nil
 }
 
-// label reads a branch's label and reports whether it leaves the function.
-func (mt *meter) label(r *reader) (exits bool, err error) {
+// label reads a branch's label and returns the index in mt.frames of the
+// frame it names: 0 for the function body, whose label leaves the function.
+func (mt *meter) label(r *reader) (int, error) {
 	x, err := r.u32()
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	if x >= uint32(len(mt.frames)) {
-		return false, r.errorf(ErrMalformed, "label %d out of range", x)
+		return 0, r.errorf(ErrMalformed, "label %d out of range", x)
 	}
-	return x == uint32(len(mt.frames))-1, nil
+	return len(mt.frames) - 1 - int(x), nil
 }
 
 // dataIndex reads a data segment index, which needs the data count section.

@@ -6,9 +6,11 @@
 //
 //   - Deterministic fuel. A mutable i64 global, exported as [FuelGlobal], is
 //     appended after the imported and defined globals. Every defined
-//     function subtracts a fixed cost from it on entry, and every loop on
-//     each iteration; when the result is below zero the function executes
-//     unreachable. The costs are fixed at rewrite time from the code alone,
+//     function subtracts, at fixed points, the weight of the straight-line
+//     code it is about to run (see Cost model), so fuel is the weighted
+//     count of instructions executed; when the count falls below zero at a
+//     test the function executes unreachable. The costs are fixed at
+//     rewrite time from the code alone,
 //     so the same module given the same input uses the same fuel on any
 //     machine, and fuel exhaustion is told from other traps by reading the
 //     global: it is below zero. Imported functions are not metered.
@@ -25,35 +27,84 @@
 //
 // # Cost model
 //
-// The cost of a scope is the sum of the weights of the instructions directly
-// in it: for a function, those outside any loop (both arms of an if count);
-// for a loop, those in its body outside nested loops, which count at their
-// own headers. Each instruction weighs 1, except call and call_indirect (5),
-// memory.grow (1000) and table.grow (100). memory.copy, memory.fill and
-// memory.init weigh 10 plus one unit per 64 bytes of their length operand,
-// table.copy, table.fill and table.init 10 plus one per 8 elements; the
-// length part is charged just before the operation. The metering code
-// itself is not charged.
+// Fuel counts the instructions that run, by weight. Each instruction weighs
+// 1, except block, loop, else and end, which mark structure and weigh 0,
+// call and call_indirect (5; the callee's instructions count in the
+// callee), memory.grow (1000) and table.grow (100). memory.copy,
+// memory.fill and memory.init weigh 10 plus one unit per 64 bytes of their
+// length operand, table.copy, table.fill and table.init 10 plus one per 8
+// elements. Code that cannot run (after br, br_table, return or
+// unreachable, up to the end of its block) counts nothing. The metering code
+// itself is not charged. A call that returns has used exactly the weight of
+// the instructions it ran.
 //
-// A charge at a function's entry or a loop's header is, in a function
-// without a loop of cost 256 or less,
+// The rewriter splits each function body into segments of straight-line
+// code. A segment starts at the function's entry, at a loop's header, at
+// the start of an if's then-arm and else-arm, after a br_if (where it does
+// not branch), and after the end of a block or if; it ends at a branch, an
+// if, an else or an end. A segment's weight is charged at a metering point
+// where it starts, before it runs, with these exceptions:
 //
-//	global.get $fuel; i64.const cost; i64.sub; local.tee $t; global.set $fuel
+//   - Code after the end of a block or if that nothing reaches but
+//     segments that always get there (falling through, a br to the block,
+//     an if's arm) is charged as part of each of them: it has no metering
+//     point. The same goes for a loop's header when no br_if or br_table
+//     goes to the loop, unless the header always goes on, segment after
+//     segment, to a br back to itself: the segment that falls into the loop
+//     and each segment ending in a br back to it charge for the header too.
+//   - A segment that ends in an if, starts at a metering point other than
+//     the function's entry or a loop's header, and holds only instructions
+//     of weight 1 is charged at the start of both of the if's arms instead
+//     (an else is added to an if without one): it runs just before it is
+//     charged.
+//   - A metering point that charges 0 is left out.
+//   - The length part of a bulk operation is charged just before it.
+//
+// A charge lowers the count. Where the count is tested, the function
+// executes unreachable if it is below zero: at every function's entry
+// (after its charge), at every loop's header (with its charge, or alone
+// when the header is paid for by the segments entering it), at a bulk
+// operation's length charge, and at each charge that pays for a segment
+// that calls an import, calls through a table (call_indirect), grows a
+// memory or a table, or leaves the function (return, a branch to the
+// function's label, its final end). Elsewhere a charge is not tested. So a
+// test comes before every loop iteration, callee's body, call to the host,
+// grow, bulk operation and return, and a run out of fuel stops at the first
+// test after the count drops below zero, having run on at most to the end
+// of the straight-line code it was in.
+//
+// A charge of cost c is, in a function without a loop of weight 256 or less
+// (the weight of the instructions in its body outside nested loops),
+//
+//	global.get $fuel; i64.const c; i64.sub; global.set $fuel
+//
+// untested, and tested
+//
+//	global.get $fuel; i64.const c; i64.sub; local.tee $t; global.set $fuel
 //	local.get $t; i64.const 0; i64.lt_s; if; unreachable; end
 //
 // In a function with such a loop the count is kept in a local instead, so
-// that a tight loop's charge stays in registers: the local is loaded from the
-// global on entry and after each call, stored back before each call, return
-// and branch out of the function and before a fuel trap, and a charge is
+// that a tight loop's charges stay in registers: the local is loaded from the
+// global on entry and after each call, stored back before each call and
+// each exit from the function and before a fuel trap, and a charge is
 //
-//	local.get $f; i64.const cost; i64.sub; local.tee $f
+//	local.get $f; i64.const c; i64.sub; local.set $f
+//
+// untested, and tested
+//
+//	local.get $f; i64.const c; i64.sub; local.tee $f
 //	i64.const 0; i64.lt_s; if; local.get $f; global.set $fuel; unreachable; end
 //
-// Both forms charge the same fuel at the same points. The global is exact
-// whenever the guest calls out (so a host function may read it, or charge
-// for its own work by lowering it) and after a return or a fuel trap; after
-// another trap it may still hold the count of the function's last call or
-// entry: deterministic, and not below zero.
+// A test alone is global.get $fuel or local.get $f, then i64.const 0;
+// i64.lt_s and the if as above. Both forms charge the same fuel at the same
+// points and test it at the same points.
+// The global is exact whenever the guest calls out (so a host function may
+// read it, or charge for its own work by lowering it), after a return, and
+// after a fuel trap, where it is below zero. After another trap it is
+// deterministic: in the global form it holds every charge made, and so is
+// below zero if a charge not yet tested had overdrawn the budget (the host
+// then reports the run as out of fuel, as it was about to be); in the local
+// form it holds the count of the function's last call or entry.
 //
 // # Accepted input
 //

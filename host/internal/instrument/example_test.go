@@ -38,7 +38,7 @@ func ExampleRewrite() {
 
 	for _, budget := range []int64{1000, 100} {
 		fuel.Set(uint64(budget))
-		_, err := fill.Call(ctx, 6400) // 4 instructions, memory.fill (10 + 6400/64)
+		_, err := fill.Call(ctx, 6400) // 3 instructions, memory.fill (10 + 6400/64)
 		left := int64(fuel.Get())
 		switch {
 		case err == nil:
@@ -51,6 +51,6 @@ func ExampleRewrite() {
 	}
 	// Output:
 	// memory: 1 pages, at most 16 (declared max: false)
-	// budget 1000: returned, used 114
+	// budget 1000: returned, used 113
 	// budget 100: out of fuel
 }

@@ -64,35 +64,35 @@ func TestRewriteDoesNotModifyInput(t *testing.T) {
 	}
 }
 
-// TestFuelExact checks the cost model on functions small enough to count.
+// TestFuelExact checks the cost model on functions small enough to count;
+// TestFuelSegments has more.
 func TestFuelExact(t *testing.T) {
 	out, _ := mustRewrite(t, readTestdata(t, "loop.wasm"), Options{})
 	in := instantiate(t, out)
 
-	// get_g: global.get, end.
-	if _, used, err := in.metered(100, "get_g"); err != nil || used != 2 {
-		t.Errorf("get_g used %d fuel (err %v), want 2", used, err)
+	// get_g: global.get (1) and the function's end (0), charged at entry.
+	if _, used, err := in.metered(100, "get_g"); err != nil || used != 1 {
+		t.Errorf("get_g used %d fuel (err %v), want 1", used, err)
 	}
-	// fib has no loop: each call is charged its whole body at entry,
-	// 15 instructions of weight 1 and 2 calls of weight 5.
-	const fibEntry = 15 + 2*costCall
-	calls := func(n int) int64 { // invocations of fib(n)
-		a, b := int64(1), int64(1) // calls(0), calls(1)
-		for i := 2; i <= n; i++ {
-			a, b = b, a+b+1
-		}
-		if n == 0 {
-			return a
-		}
-		return b
+	// fib has no loop. Its entry segment, charged on every call, is
+	// local.get, i32.const, i32.lt_u, if: 4. The then-arm (n < 2) is one
+	// local.get: 1. The else-arm is local.get, i32.const, i32.sub, call,
+	// local.get, i32.const, i32.sub, call, i32.add: 7 of weight 1 and 2 calls
+	// of weight 5, 17. The end after both arms costs 0. So fib(0) and fib(1)
+	// use 4+1 = 5, and fib(n) 4+17 = 21 plus what fib(n-1) and fib(n-2) use.
+	const leaf, inner = 4 + 1, 4 + 7 + 2*costCall
+	var want [21]int64
+	want[0], want[1] = leaf, leaf
+	for n := 2; n < len(want); n++ {
+		want[n] = inner + want[n-1] + want[n-2]
 	}
 	for _, n := range []int{0, 1, 2, 10, 20} {
 		_, used, err := in.metered(plenty, "fib", uint64(n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := fibEntry * calls(n); used != want {
-			t.Errorf("fib(%d) used %d fuel, want %d", n, used, want)
+		if used != want[n] {
+			t.Errorf("fib(%d) used %d fuel, want %d", n, used, want[n])
 		}
 	}
 }
@@ -478,9 +478,9 @@ func TestStartFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// $init: i32.const, global.set, end.
-	if f := int64(mod.ExportedGlobal(FuelGlobal).Get()); f != 97 {
-		t.Errorf("fuel after the start function %d, want 97", f)
+	// $init: i32.const, global.set (1 each), end (0).
+	if f := int64(mod.ExportedGlobal(FuelGlobal).Get()); f != 98 {
+		t.Errorf("fuel after the start function %d, want 98", f)
 	}
 	if res, err := mod.ExportedFunction("ready").Call(ctx); err != nil || res[0] != 1 {
 		t.Errorf("ready() = %v, %v", res, err)
@@ -510,7 +510,7 @@ func TestCompiles(t *testing.T) {
 	ctx := t.Context()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
-	for _, name := range []string{"loop.wasm", "features.wasm", "start.wasm", "env.wasm"} {
+	for _, name := range []string{"loop.wasm", "features.wasm", "start.wasm", "env.wasm", "segments.wasm", "tight.wasm"} {
 		out, _ := mustRewrite(t, readTestdata(t, name), Options{ExportGlobals: true, MaxMemoryPages: 20, MaxTableElements: 64})
 		cm, err := rt.CompileModule(ctx, out)
 		if err != nil {

@@ -43,6 +43,13 @@ func TestModesAgree(t *testing.T) {
 		{"features.wasm", "refs", nil, plenty},
 		{"features.wasm", "fill", []uint64{65536}, plenty},
 		{"features.wasm", "fill", []uint64{65536}, 1000},
+		{"segments.wasm", "clamp", []uint64{500}, plenty},
+		{"segments.wasm", "clamp", []uint64{500}, 5},
+		{"segments.wasm", "chain", []uint64{15}, plenty},
+		{"segments.wasm", "chain", []uint64{15}, 9},
+		{"segments.wasm", "grow", []uint64{0}, 1005},
+		{"segments.wasm", "count", []uint64{100}, 500},
+		{"segments.wasm", "spin", nil, 999},
 	}
 	for _, c := range calls {
 		var first outcome
