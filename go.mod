@@ -10,6 +10,7 @@ require (
 	github.com/tdewolff/minify/v2 v2.24.25
 	github.com/tdewolff/parse/v2 v2.8.20
 	github.com/tetratelabs/wazero v1.12.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (

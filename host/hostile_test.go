@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -205,4 +206,30 @@ func soon(d time.Duration) time.Time { return time.Now().Add(d) }
 func isCode(err error, code string) bool {
 	var he *host.Error
 	return errors.As(err, &he) && he.Code == code
+}
+
+// Compiled modules land in the cache folder, and a second runtime on the
+// same folder loads them from it.
+func TestCompilationCache(t *testing.T) {
+	dir := t.TempDir()
+	wasm := hostile(t, "echo")
+	for round := range 2 {
+		r, err := host.NewRuntime(context.Background(), host.Config{CacheDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := r.Load(context.Background(), wasm)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		res, err := m.Call(context.Background(), "compute", []byte("cached"), host.Limits{})
+		if err != nil || string(res.Output) != "cached" {
+			t.Fatalf("round %d: %v, %v", round, res, err)
+		}
+		r.Close(context.Background())
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) == 0 {
+			t.Fatalf("round %d: the cache folder is empty (%v)", round, err)
+		}
+	}
 }
