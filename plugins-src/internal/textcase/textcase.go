@@ -145,9 +145,52 @@ func lower(s string) string {
 	return b.String()
 }
 
+// asciiClass classifies the ASCII runes so that the per-rune tests of the
+// word splitter need no call (each call is costly in a WASM guest).
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for c := range utf8.RuneSelf {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			t[c] = classUpper
+		case 'a' <= c && c <= 'z':
+			t[c] = classLower
+		case '0' <= c && c <= '9':
+			t[c] = classDigit
+		}
+	}
+	return t
+}()
+
+const (
+	classUpper = 1 << iota
+	classLower
+	classDigit
+)
+
+// runeClass is r's class: upper, lower, digit, or 0 for anything else, a
+// mark included.
+func runeClass(r rune) uint8 {
+	if r < utf8.RuneSelf {
+		return asciiClass[r]
+	}
+	return nonASCIIClass(r)
+}
+
+func nonASCIIClass(r rune) uint8 {
+	switch {
+	case unicode.IsUpper(r):
+		return classUpper
+	case unicode.IsLower(r):
+		return classLower
+	case unicode.IsDigit(r):
+		return classDigit
+	}
+	return 0
+}
+
 func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
-		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		return asciiClass[r] != 0
 	}
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r)
 }
@@ -225,15 +268,11 @@ func sentence(text string) string {
 // order: the words the identifier cases join. A word may hold apostrophes,
 // which are dropped on output.
 func eachWord(text string, word func(start, end int)) {
-	start := -1          // the current word's start, -1 outside a word
-	var prev, prev2 rune // the word's last two runes, combining marks skipped
-	prevAt, n := 0, 0    // prev's offset; the word's runes, marks skipped
-	isDigit := func(r rune) bool {
-		if r < utf8.RuneSelf {
-			return '0' <= r && r <= '9'
-		}
-		return unicode.IsDigit(r)
-	}
+	start := -1 // the current word's start, -1 outside a word
+	// The classes of the current rune and the word's previous two, combining
+	// marks skipped; prevAt is the previous rune's offset, n the word's runes.
+	var cls, prevCls, prev2Cls uint8
+	prevAt, n := 0, 0
 	for i, r := range text {
 		switch {
 		case start >= 0 && isApostrophe(r) && nextIsWordRune(text, i+utf8.RuneLen(r)):
@@ -245,22 +284,25 @@ func eachWord(text string, word func(start, end int)) {
 			}
 			continue
 		case start < 0:
-			start, prev, prev2, prevAt, n = i, r, 0, i, 1
+			start, prevAt, n = i, i, 1
+			prevCls, prev2Cls = runeClass(r), 0
 			continue
 		case r >= utf8.RuneSelf && unicode.IsMark(r):
 			continue // stays with its letter
 		}
+		cls = runeClass(r)
 		switch {
-		case isDigit(r) != isDigit(prev), unicode.IsUpper(r) && unicode.IsLower(prev):
+		case (cls == classDigit) != (prevCls == classDigit), cls == classUpper && prevCls == classLower:
 			word(start, i)
-			start, prev2, n = i, 0, 0
-		case n > 1 && unicode.IsLower(r) && unicode.IsUpper(prev) && unicode.IsUpper(prev2):
+			start, prev2Cls, n = i, 0, 0
+		case n > 1 && cls == classLower && prevCls == classUpper && prev2Cls == classUpper:
 			// "XMLHttp": the capital before this lower-case letter starts
 			// a new word.
 			word(start, prevAt)
 			start, n = prevAt, 1
 		}
-		prev2, prev, prevAt = prev, r, i
+		prevAt = i
+		prev2Cls, prevCls = prevCls, cls
 		n++
 	}
 	if start >= 0 {
