@@ -119,21 +119,6 @@ func appendTitle(b *strings.Builder, r rune) {
 	}
 }
 
-// appendUpper appends the upper case of r ("SS" for ß).
-func appendUpper(b *strings.Builder, r rune) {
-	switch {
-	case r < utf8.RuneSelf:
-		if 'a' <= r && r <= 'z' {
-			r -= 'a' - 'A'
-		}
-		b.WriteByte(byte(r))
-	case r == 'ß':
-		b.WriteString("SS")
-	default:
-		b.WriteRune(unicode.ToUpper(r))
-	}
-}
-
 // lower lower-cases s, giving a capital sigma that ends a word its final
 // form.
 func lower(s string) string {
@@ -277,7 +262,8 @@ func eachWord(text string, word func(start, end int)) {
 		switch {
 		case start >= 0 && isApostrophe(r) && nextIsWordRune(text, i+utf8.RuneLen(r)):
 			continue // inside a word: dropped on output
-		case !isWordRune(r):
+		case r < utf8.RuneSelf && asciiClass[r] == 0, r >= utf8.RuneSelf && !isWordRune(r):
+			// (The ASCII test is written out: no call for the common case.)
 			if start >= 0 {
 				word(start, i)
 				start = -1
@@ -335,14 +321,15 @@ const (
 )
 
 // join writes the words of text in case c separated by sep; with
-// lowerFirst the first word is all lower case (camel case).
+// lowerFirst the first word is all lower case (camel case). ASCII letters
+// and digits are mapped in place, without a call: in a WASM guest every call
+// costs an exit to the host.
 func join(text, sep string, c wordCase, lowerFirst bool) string {
-	var b strings.Builder
-	b.Grow(len(text))
+	b := make([]byte, 0, len(text)+len(text)/8)
 	k := 0
 	eachWord(text, func(start, end int) {
 		if k > 0 {
-			b.WriteString(sep)
+			b = append(b, sep...)
 		}
 		wc := c
 		if k == 0 && lowerFirst {
@@ -352,19 +339,41 @@ func join(text, sep string, c wordCase, lowerFirst bool) string {
 		word := text[start:end]
 		first := true
 		for i, r := range word {
-			if isApostrophe(r) {
-				continue
-			}
 			switch {
-			case wc == upperWords:
-				appendUpper(&b, r)
-			case wc == capitalWords && first:
-				appendTitle(&b, r)
+			case r < utf8.RuneSelf && asciiClass[r] != 0 && !(wc == capitalWords && first):
+				ch := byte(r)
+				switch {
+				case wc == upperWords && asciiClass[ch] == classLower:
+					ch -= 'a' - 'A'
+				case wc != upperWords && asciiClass[ch] == classUpper:
+					ch += 'a' - 'A'
+				}
+				b = append(b, ch)
+			case isApostrophe(r):
+				continue
 			default:
-				appendLower(&b, word, i, r)
+				b = appendCased(b, word, i, r, wc, first)
 			}
 			first = false
 		}
 	})
-	return b.String()
+	return string(b)
+}
+
+// appendCased appends r, the rune at word[i], in case wc: Unicode's simple
+// mappings, with "SS" and "Ss" for ß and the final form of a word-ending Σ.
+func appendCased(b []byte, word string, i int, r rune, wc wordCase, first bool) []byte {
+	switch {
+	case wc == upperWords && r == 'ß':
+		return append(b, "SS"...)
+	case wc == upperWords:
+		return utf8.AppendRune(b, unicode.ToUpper(r))
+	case wc == capitalWords && first && r == 'ß':
+		return append(b, "Ss"...)
+	case wc == capitalWords && first:
+		return utf8.AppendRune(b, unicode.ToTitle(r))
+	case r == 'Σ' && finalSigma(word, i):
+		return utf8.AppendRune(b, 'ς')
+	}
+	return utf8.AppendRune(b, unicode.ToLower(r))
 }
