@@ -64,13 +64,7 @@ func once(key string, build func(out string) error) (string, error) {
 // WATPath compiles testdata/hostile/NAME.wat and returns the module's path.
 func WATPath(t testing.TB, name string) string {
 	t.Helper()
-	path, err := once("wat/"+name, func(out string) error {
-		src := filepath.Join(root, "testdata", "hostile", name+".wat")
-		if b, err := exec.Command("wat2wasm", src, "-o", out).CombinedOutput(); err != nil {
-			return fmt.Errorf("wat2wasm %s (install the wabt package): %v\n%s", src, err, b)
-		}
-		return nil
-	})
+	path, err := CompileWAT(filepath.Join(root, "testdata", "hostile", name+".wat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +75,22 @@ func WATPath(t testing.TB, name string) string {
 func WAT(t testing.TB, name string) []byte {
 	t.Helper()
 	return read(t, WATPath(t, name))
+}
+
+// CompileWAT compiles the WAT file at src (with its names kept, for
+// readable traps) once per test binary and returns the module's path. It
+// needs no testing.TB so that Example functions can use it.
+func CompileWAT(src string) (string, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return "", err
+	}
+	return once("wat/"+abs, func(out string) error {
+		if b, err := exec.Command("wat2wasm", "--debug-names", abs, "-o", out).CombinedOutput(); err != nil {
+			return fmt.Errorf("wat2wasm %s (install the wabt package): %v\n%s", abs, err, b)
+		}
+		return nil
+	})
 }
 
 // GoPath builds the Go guest package at pkg (a path relative to the

@@ -10,12 +10,17 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"toolhost/host/internal/instrument"
+	"toolhost/internal/testmodule"
 )
 
 // The host's side of fuel: rewrite, compile, set the budget before a call,
 // read the global after it.
 func ExampleRewrite() {
-	wasm, err := os.ReadFile("testdata/features.wasm")
+	path, err := testmodule.CompileWAT("testdata/features.wat")
+	if err != nil {
+		log.Fatal(err)
+	}
+	wasm, err := os.ReadFile(path)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 //
 //	go test -run '^$' -fuzz FuzzRewrite -fuzztime 60s ./host/internal/instrument
 func FuzzRewrite(f *testing.F) {
-	names, err := filepath.Glob(filepath.Join("testdata", "*.wasm"))
+	names, err := filepath.Glob(filepath.Join("testdata", "*.wat"))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -5,21 +5,25 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"toolhost/internal/testmodule"
 )
 
-// The .wasm files in testdata are compiled from the .wat beside them and
-// committed, so the tests need no wat2wasm. To regenerate them, from this
-// folder (wat2wasm is in Debian's wabt package):
-//
-//go:generate sh -c "for f in testdata/*.wat; do wat2wasm --debug-names $DOLLAR{f} -o $DOLLAR{f%.wat}.wasm; done"
-
+// readTestdata returns the module of testdata/NAME.wat (given as NAME.wat
+// or NAME.wasm), compiled with wat2wasm (Debian package wabt, which .ci/run installs);
+// no built module is committed.
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	path, err := testmodule.CompileWAT(filepath.Join("testdata", strings.TrimSuffix(strings.TrimSuffix(name, ".wasm"), ".wat")+".wat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,5 @@
 ;; env.wat: the "env" module the loop.wat tests import from; not rewritten.
-;; Regenerate with
-;;   wat2wasm --debug-names testdata/env.wat -o testdata/env.wasm
+;;
 (module
   (func (export "add") (param i64 i64) (result i64)
     (i64.add (local.get 0) (local.get 1)))

@@ -1,6 +1,5 @@
 ;; features.wat: multi-value block types, sign extension, saturating
-;; truncation, bulk memory and reference types. Regenerate with
-;;   wat2wasm --debug-names testdata/features.wat -o testdata/features.wasm
+;; truncation, bulk memory and reference types.
 (module
   (memory (export "memory") 1)
   (data $d "hello, world")

@@ -1,6 +1,5 @@
 ;; loop.wat: loops, recursion, globals, imports and indirect calls for the
-;; instrument tests. Regenerate every .wasm here from the instrument folder:
-;;   for f in testdata/*.wat; do wat2wasm --debug-names "$f" -o "${f%.wat}.wasm"; done
+;; instrument tests.
 (module
   (import "env" "add" (func $add (param i64 i64) (result i64)))
   (import "env" "base" (global $base i64))

@@ -1,7 +1,5 @@
 ;; segments.wat: control flow for the exact fuel tests of the segment cost
-;; model (see TestFuelSegments, which derives each function's fuel). Regenerate
-;; with
-;;   wat2wasm --debug-names testdata/segments.wat -o testdata/segments.wasm
+;; model (see TestFuelSegments, which derives each function's fuel).
 (module
   (memory 1)
   (table 1 funcref)

@@ -1,5 +1,4 @@
-;; start.wat: a start function, metered at instantiation. Regenerate with
-;;   wat2wasm --debug-names testdata/start.wat -o testdata/start.wasm
+;; start.wat: a start function, metered at instantiation.
 (module
   (global $ready (mut i32) (i32.const 0))
   (func $init (global.set $ready (i32.const 1)))

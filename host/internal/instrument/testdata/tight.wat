@@ -1,6 +1,5 @@
 ;; tight.wat: the tightest loop a toolchain emits, for the worst-case
-;; metering overhead benchmark. Regenerate with
-;;   wat2wasm --debug-names testdata/tight.wat -o testdata/tight.wasm
+;; metering overhead benchmark.
 (module
   ;; count runs n iterations of an xorshift step and returns the state.
   (func (export "count") (param $n i32) (result i32)
