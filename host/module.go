@@ -30,6 +30,7 @@ type Module struct {
 	rt             *Runtime
 	compiled       wazero.CompiledModule
 	exports        []string
+	callable       map[string]bool // exports of type () -> i32
 	minMemoryBytes uint64
 	initialize     bool         // exports _initialize, called before every export
 	image          *memoryImage // set when instances start pre-initialised
@@ -89,6 +90,12 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	for _, mem := range m.compiled.ExportedMemories() {
 		m.minMemoryBytes = uint64(mem.Min()) << 16
 	}
+	// wazero builds its export map on every call: decide once what can be
+	// called, here rather than on each item.
+	m.callable = map[string]bool{}
+	for name, def := range m.compiled.ExportedFunctions() {
+		m.callable[name] = len(def.ParamTypes()) == 0 && slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI32})
+	}
 	return m, nil
 }
 
@@ -122,10 +129,7 @@ func (m *Module) Exports() []string { return slices.Clone(m.exports) }
 
 // HasExport reports whether the module exports a function named name that
 // takes nothing and returns one i32, the Extism plugin function shape.
-func (m *Module) HasExport(name string) bool {
-	def, ok := m.compiled.ExportedFunctions()[name]
-	return ok && len(def.ParamTypes()) == 0 && slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI32})
-}
+func (m *Module) HasExport(name string) bool { return m.callable[name] }
 
 // Close releases the compiled module and stops its image restorer. It is
 // safe to call more than once.

@@ -212,6 +212,7 @@ func (l *Loader) service(m *host.Module, d tooldef.Declared) *Service {
 			return s
 		}
 		s.operations[op.Policy.Name] = operation{effective: eff, export: op.Export}
+		s.maxParameterBytes = max(s.maxParameterBytes, eff.MaxParameterBytes)
 	}
 	return s
 }

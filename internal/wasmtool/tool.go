@@ -32,8 +32,9 @@ type Service struct {
 	Refusal     *tooldef.Refusal
 	Unavailable error
 
-	input, output *schema.Validator
-	operations    map[string]operation
+	input, output     *schema.Validator
+	operations        map[string]operation
+	maxParameterBytes int64 // the largest of the operations' limits
 }
 
 type operation struct {
@@ -97,10 +98,7 @@ func (t *Tool) Run(ctx context.Context, code string, params []byte, dl Deadlines
 
 	// The largest parameter limit of any operation bounds the decoding;
 	// the operation's own limit is checked once it is known.
-	maxParams := int64(0)
-	for _, o := range s.operations {
-		maxParams = max(maxParams, o.effective.MaxParameterBytes)
-	}
+	maxParams := s.maxParameterBytes
 	if int64(len(params)) > maxParams {
 		return nil, toolerr.New(toolerr.InputLimitExceeded)
 	}
