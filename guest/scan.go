@@ -9,8 +9,7 @@ import (
 // The byte scanners of JSON strings, shared by the fast decoder and the
 // encoder. Go's WebAssembly code takes every jump (a loop's iteration, a
 // taken branch) through its function's dispatch loop, which costs far more
-// than the instructions around it: the host checks there for interruption
-// (wazero's close-on-context-done, a call out of the sandbox), and fuel
+// than the instructions around it: a br_table, a fuel test, and fuel
 // metering may charge it most of the function's instructions. So these
 // test 32 bytes an iteration with word arithmetic, find the byte they stop
 // at without another loop, and validate UTF-8 without branches.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -103,6 +104,23 @@ func TestLoopDoesNotStallGC(t *testing.T) {
 	}
 	if err := <-done; !isCode(err, host.CodeExecutionTimeout) {
 		t.Fatalf("loop ended with %v, want execution_timeout", err)
+	}
+}
+
+// A call whose context is cancelled while the guest spins ends at the
+// guest's next yield, as execution_limit (not a timeout: no deadline
+// passed, and not fuel exhaustion).
+func TestCancelInterruptsLoop(t *testing.T) {
+	r := newRuntime(t, host.Config{})
+	m := load(t, r, "loop")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := m.Call(ctx, "compute", nil, host.Limits{})
+	if !isCode(err, host.CodeExecutionLimit) {
+		t.Fatalf("cancelled loop ended with %v, want execution_limit", err)
+	}
+	if f := (*host.Error)(nil); errors.As(err, &f) && strings.Contains(f.Error(), "fuel exhausted") {
+		t.Fatalf("cancelled loop reported as out of fuel: %v", err)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 
 	"toolhost/host/internal/instrument"
 )
@@ -188,8 +187,25 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	if fuel == nil {
 		return nil, fail(CodeExecutionFailed, errors.New("instrumented module lacks its fuel global"))
 	}
+	stop, _ := inst.ExportedGlobal(instrument.StopGlobal).(api.MutableGlobal)
+	if stop == nil {
+		return nil, fail(CodeExecutionFailed, errors.New("instrumented module lacks its stop global"))
+	}
 	// Charge what the start function used, then give the rest.
 	fuel.Set(uint64(lim.Fuel - (startFuel - int64(fuel.Get()))))
+	// When the call's context ends (the hard deadline, a cancellation),
+	// raise the stop global: the guest traps at its next yield, within
+	// instrument.YieldFuel of fuel.
+	interrupted := make(chan struct{})
+	release := context.AfterFunc(callCtx, func() {
+		defer close(interrupted)
+		stop.Set(1)
+	})
+	defer func() {
+		if !release() {
+			<-interrupted // the instance is closed only once nothing writes to it
+		}
+	}()
 	if m.initialize {
 		if _, err := inst.ExportedFunction("_initialize").Call(callCtx); err != nil {
 			return nil, s.failure(err, fuel)
@@ -219,16 +235,17 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 
 // failure classifies an error from instantiating or calling the guest.
 func (s *callState) failure(err error, fuel api.Global) *Error {
-	var exit *sys.ExitError
 	switch {
 	case s.abortCode != "":
 		return fail(s.abortCode, err)
 	case fuel != nil && int64(fuel.Get()) < 0:
 		return fail(CodeExecutionLimit, fmt.Errorf("fuel exhausted: %w", err))
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded:
-		return fail(CodeExecutionTimeout, err)
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeContextCanceled:
-		return fail(CodeExecutionLimit, err)
+	case errors.Is(s.ctx.Err(), context.DeadlineExceeded):
+		// Interrupted through the stop global, or trapped otherwise once
+		// the deadline had passed: the deadline is the cause either way.
+		return fail(CodeExecutionTimeout, fmt.Errorf("interrupted at the hard deadline: %w", err))
+	case s.ctx.Err() != nil:
+		return fail(CodeExecutionLimit, fmt.Errorf("interrupted, call cancelled: %w", err))
 	case s.memoryRefused:
 		return fail(CodeMemoryLimit, err)
 	}

@@ -58,9 +58,10 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.MaxTableElements = 100_000
 	}
 	rc := wazero.NewRuntimeConfigCompiler().
-		// Without this a guest in a loop cannot be interrupted, and a Go
-		// garbage collection in the host would wait for it forever.
-		WithCloseOnContextDone(true).
+		// A running guest is interrupted through the instrumented stop
+		// global (Module.Call), not by wazero's per-loop check, which
+		// costs a call at every loop iteration.
+		WithCloseOnContextDone(false).
 		WithMemoryLimitPages(uint32(min(cfg.MaxMemoryBytes>>16, 65536)))
 	if cfg.CacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)

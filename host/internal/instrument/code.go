@@ -39,8 +39,15 @@ const (
 	opLocalTee     = 0x22
 	opGlobalGet    = 0x23
 	opGlobalSet    = 0x24
+	opCall         = 0x10
+	opDrop         = 0x1a
+	opSelect       = 0x1b
+	opI32Const     = 0x41
 	opI64Const     = 0x42
+	opI64Eqz       = 0x50
 	opI64LtS       = 0x53
+	opI64GeS       = 0x59
+	opMemoryGrow   = 0x40
 	opI64Sub       = 0x7d
 	opI64ShrU      = 0x88
 	opI64ExtendI32 = 0xad // i64.extend_i32_u
@@ -153,6 +160,8 @@ const localModeMaxLoopCost = 256
 type meter struct {
 	m      *module
 	fuel   uint32 // index of the fuel global
+	floor  uint32 // index of the floor global, which tests compare against
+	yield  uint32 // index of the yield function, which a test calls below the floor
 	mode   int
 	frames []frame
 	segs   []segment
@@ -682,7 +691,7 @@ func (mt *meter) appendLoad(dst []byte, fuel uint32, local bool) []byte {
 }
 
 // appendCharge appends a segment's charge: count -= cost, and when check
-// is set, if count < 0 { unreachable }. Unchecked, that is
+// is set, if count < floor { yield }. Unchecked, that is
 //
 //	global.get; i64.const cost; i64.sub; global.set
 //	local.get $fuel; i64.const cost; i64.sub; local.set $fuel
@@ -690,10 +699,10 @@ func (mt *meter) appendLoad(dst []byte, fuel uint32, local bool) []byte {
 // in global and local mode; checked,
 //
 //	global.get; i64.const cost; i64.sub; local.tee $t; global.set
-//	local.get $t; i64.const 0; i64.lt_s; if; unreachable; end
+//	local.get $t; global.get $floor; i64.lt_s; if; call $yield; end
 //
 //	local.get $fuel; i64.const cost; i64.sub; local.tee $fuel
-//	i64.const 0; i64.lt_s; if; local.get $fuel; global.set; unreachable; end
+//	global.get $floor; i64.lt_s; if; local.get $fuel; global.set; call $yield; end
 //
 // A check of cost 0 only tests the count; a charge of 0 without a check is
 // left out.
@@ -703,11 +712,11 @@ func (mt *meter) appendCharge(dst []byte, cost int64, check bool, fuel uint32, l
 		return dst
 	case cost == 0:
 		dst = mt.appendLoad(dst, fuel, local)
-		dst = append(dst, opI64Const, 0, opI64LtS, opIf, blockEmpty)
+		dst = mt.appendBelowFloor(dst)
 		if local {
 			dst = mt.appendFlush(dst, fuel)
 		}
-		return append(dst, opUnreachable, opEnd)
+		return mt.appendYield(dst)
 	}
 	dst = mt.appendLoad(dst, fuel, local)
 	dst = append(dst, opI64Const)
@@ -725,8 +734,8 @@ func (mt *meter) appendCharge(dst []byte, cost int64, check bool, fuel uint32, l
 }
 
 // appendDynamicCharge appends, before a bulk operation whose i32 length is
-// on top of the stack: count -= uint64(length) >> shift; if count < 0 {
-// unreachable }. The length stays on the stack.
+// on top of the stack: count -= uint64(length) >> shift; if count < floor {
+// yield }. The length stays on the stack.
 func (mt *meter) appendDynamicCharge(dst []byte, shift uint8, fuel, len32 uint32, local bool) []byte {
 	dst = append(dst, opLocalTee)
 	dst = appendULEB(dst, uint64(len32))
@@ -738,20 +747,72 @@ func (mt *meter) appendDynamicCharge(dst []byte, shift uint8, fuel, len32 uint32
 }
 
 // appendCheck appends, with the new count on the stack, its store and the
-// check: if count < 0 { unreachable }, the global holding the count.
+// check: if count < floor { yield }, the global holding the count.
 func (mt *meter) appendCheck(dst []byte, fuel uint32, local bool) []byte {
 	dst = append(dst, opLocalTee)
 	dst = appendULEB(dst, uint64(fuel))
 	if local {
-		dst = append(dst, opI64Const, 0, opI64LtS, opIf, blockEmpty)
+		dst = mt.appendBelowFloor(dst)
 		dst = mt.appendFlush(dst, fuel)
-		return append(dst, opUnreachable, opEnd)
+		return mt.appendYield(dst)
 	}
 	dst = append(dst, opGlobalSet)
 	dst = appendULEB(dst, uint64(mt.fuel))
 	dst = append(dst, opLocalGet)
 	dst = appendULEB(dst, uint64(fuel))
-	return append(dst, opI64Const, 0, opI64LtS, opIf, blockEmpty, opUnreachable, opEnd)
+	dst = mt.appendBelowFloor(dst)
+	return mt.appendYield(dst)
+}
+
+// appendBelowFloor appends, with the count on the stack, the test that
+// opens the yield's block: global.get $floor; i64.lt_s; if.
+func (mt *meter) appendBelowFloor(dst []byte) []byte {
+	dst = append(dst, opGlobalGet)
+	dst = appendULEB(dst, uint64(mt.floor))
+	return append(dst, opI64LtS, opIf, blockEmpty)
+}
+
+// appendYield appends the body of the test's block, the count in the fuel
+// global: call $yield; end.
+func (mt *meter) appendYield(dst []byte) []byte {
+	dst = append(dst, opCall)
+	dst = appendULEB(dst, uint64(mt.yield))
+	return append(dst, opEnd)
+}
+
+// appendYieldBody appends the body of the yield function, locals included
+// (none): what a test runs when the count is below the floor.
+//
+//	i32.const 0; memory.grow 0; drop
+//	global.get $stop; i64.eqz; if; else; unreachable; end
+//	global.get $fuel; i64.const 0; i64.lt_s; if; unreachable; end
+//	global.get $fuel; i64.const slice; i64.sub; i64.const 0
+//	global.get $fuel; i64.const slice; i64.ge_s; select; global.set $floor
+//	end
+//
+// Growing memory by nothing does nothing but leave the compiled code for
+// the engine's own (Go) code and come back: the one place a Go runtime
+// can stop the goroutine, for a garbage collection among others.
+func appendYieldBody(dst []byte, fuel, stop, floor uint32) []byte {
+	dst = append(dst, 0) // no locals
+	dst = append(dst, opI32Const, 0, opMemoryGrow, 0, opDrop)
+	dst = append(dst, opGlobalGet)
+	dst = appendULEB(dst, uint64(stop))
+	dst = append(dst, opI64Eqz, opIf, blockEmpty, opElse, opUnreachable, opEnd)
+	dst = append(dst, opGlobalGet)
+	dst = appendULEB(dst, uint64(fuel))
+	dst = append(dst, opI64Const, 0, opI64LtS, opIf, blockEmpty, opUnreachable, opEnd)
+	dst = append(dst, opGlobalGet)
+	dst = appendULEB(dst, uint64(fuel))
+	dst = append(dst, opI64Const)
+	dst = appendSLEB(dst, YieldFuel)
+	dst = append(dst, opI64Sub, opI64Const, 0, opGlobalGet)
+	dst = appendULEB(dst, uint64(fuel))
+	dst = append(dst, opI64Const)
+	dst = appendSLEB(dst, YieldFuel)
+	dst = append(dst, opI64GeS, opSelect, opGlobalSet)
+	dst = appendULEB(dst, uint64(floor))
+	return append(dst, opEnd)
 }
 
 func (mt *meter) unsupported(r *reader, at int, op byte, what string) error {

@@ -14,10 +14,26 @@
 //     so the same module given the same input uses the same fuel on any
 //     machine, and fuel exhaustion is told from other traps by reading the
 //     global: it is below zero. Imported functions are not metered.
+//   - Yields and interruption. Every test compares the count with a floor
+//     global (unexported) instead of zero; below it the test calls a yield
+//     function the rewriter appends. The yield grows memory by nothing,
+//     which leaves the compiled code for the engine's Go code and comes back
+//     (the one place a Go runtime can stop the goroutine, for a garbage
+//     collection among others); traps if the host has set the stop global,
+//     exported as [StopGlobal]; traps if the count is below zero (fuel
+//     exhaustion, exactly as before); and sets the floor [YieldFuel] below
+//     the count, or to zero. The floor starts above any count, so the first
+//     test yields. So a guest yields, and sees a stop, at least once per
+//     YieldFuel of fuel, and the host interrupts a running instance from any
+//     goroutine by setting the stop global; the fuel global then is not
+//     below zero, which tells the interruption from exhaustion.
 //   - Indices preserved. No function, global, table, memory, type, element
-//     or data index moves: the fuel global comes after all existing globals,
-//     metering uses at most two locals appended after a function's own, and
-//     start, element and data sections are copied unchanged. Custom sections
+//     or data index moves: the fuel, stop and floor globals come after all
+//     existing globals, the yield function after all functions and its type
+//     () → () after all types, a module with code and no memory is given
+//     one (0 pages, at most 0) for the yield to grow, metering uses at most
+//     two locals appended after a function's own, and start, element and
+//     data sections are copied unchanged. Custom sections
 //     (names, producers, …) are copied unchanged and in place, except a
 //     "name" section that does not parse, which is dropped and reported.
 //   - Bounded tables. Every defined table's maximum is at most
@@ -60,9 +76,9 @@
 //   - A metering point that charges 0 is left out.
 //   - The length part of a bulk operation is charged just before it.
 //
-// A charge lowers the count. Where the count is tested, the function
-// executes unreachable if it is below zero: at every function's entry
-// (after its charge), at every loop's header (with its charge, or alone
+// A charge lowers the count. Where the count is tested, the function calls
+// the yield if the count is below the floor (the yield traps if it is
+// below zero): at every function's entry (after its charge), at every loop's header (with its charge, or alone
 // when the header is paid for by the segments entering it), at a bulk
 // operation's length charge, and at each charge that pays for a segment
 // that calls an import, calls through a table (call_indirect), grows a
@@ -81,7 +97,7 @@
 // untested, and tested
 //
 //	global.get $fuel; i64.const c; i64.sub; local.tee $t; global.set $fuel
-//	local.get $t; i64.const 0; i64.lt_s; if; unreachable; end
+//	local.get $t; global.get $floor; i64.lt_s; if; call $yield; end
 //
 // In a function with such a loop the count is kept in a local instead, so
 // that a tight loop's charges stay in registers: the local is loaded from the
@@ -93,9 +109,9 @@
 // untested, and tested
 //
 //	local.get $f; i64.const c; i64.sub; local.tee $f
-//	i64.const 0; i64.lt_s; if; local.get $f; global.set $fuel; unreachable; end
+//	global.get $floor; i64.lt_s; if; local.get $f; global.set $fuel; call $yield; end
 //
-// A test alone is global.get $fuel or local.get $f, then i64.const 0;
+// A test alone is global.get $fuel or local.get $f, then global.get $floor,
 // i64.lt_s and the if as above. Both forms charge the same fuel at the same
 // points and test it at the same points.
 // The global is exact whenever the guest calls out (so a host function may

@@ -3,6 +3,8 @@ package instrument
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -11,6 +13,21 @@ import (
 // sets to the budget before a call and reads after it. A value below zero
 // after a trap means the trap was fuel exhaustion.
 const FuelGlobal = "toolhost.fuel"
+
+// StopGlobal is the export name of the stop global: a mutable i64, 0 in a
+// new instance. The host sets it to 1, from any goroutine, to end a running
+// instance: the guest traps at its next yield (see [YieldFuel]). The fuel
+// global is then not below zero, which tells the interruption from fuel
+// exhaustion. The guest cannot address either global.
+const StopGlobal = "toolhost.stop"
+
+// YieldFuel is how much fuel a guest uses between two yields. At a yield
+// the guest leaves the compiled code for the engine's own and comes back
+// (it grows its memory by nothing), which lets the Go runtime stop it for a
+// garbage collection, and then traps if the stop global is set or the fuel
+// is spent. A guest that never calls out therefore stalls a collection,
+// and outlives a stop, by at most the time it takes to use YieldFuel.
+const YieldFuel = 1 << 20
 
 // GlobalExportPrefix starts the export names given to defined globals by
 // Options.ExportGlobals: "toolhost.global.<index>", the index in decimal.
@@ -188,11 +205,13 @@ type Info struct {
 	Exports []Export // the input module's exports, in order
 	Memory  *Memory  // nil when the module has no memory
 	Tables  []Table  // defined tables
-	Globals []Global // the input module's globals; the fuel global is not listed
+	Globals []Global // the input module's globals; the fuel and stop globals are not listed
 
 	// FuelGlobal is the index of the fuel global, exported as FuelGlobal:
-	// after the imported and defined globals.
-	FuelGlobal uint32
+	// after the imported and defined globals. StopGlobal, exported as
+	// StopGlobal, comes right after it, then the unexported floor global,
+	// the count below which a test yields.
+	FuelGlobal, StopGlobal uint32
 	// MeteredFunctions is the number of function bodies instrumented (the
 	// defined functions; imported functions are not metered).
 	MeteredFunctions int
@@ -331,7 +350,7 @@ func (m *module) plan(opts Options) (Info, error) {
 			return info, err
 		}
 	}
-	info.FuelGlobal = globalIndex
+	info.FuelGlobal, info.StopGlobal = globalIndex, globalIndex+1
 	info.MeteredFunctions = len(m.funcTypes)
 	info.DroppedCustomSections = m.droppedCust
 	return info, nil
@@ -347,10 +366,17 @@ func (m *module) encode(info *Info, opts Options) ([]byte, error) {
 		out = appendULEB(out, uint64(len(p)))
 		out = append(out, p...)
 	}
-	// The global and export sections are always written; if the input has
-	// none they go where they belong among the others.
+	// The global and export sections are always written, and a memory
+	// section for a module with code but no memory (the yield function
+	// grows a memory); if the input has none they go where they belong
+	// among the others.
 	wroteGlobal, wroteExport := false, false
+	wroteMemory := !m.addsMemory()
 	flushBefore := func(rank int) {
+		if !wroteMemory && rank > sectionRank(secMemory) {
+			writeSection(secMemory, m.encodeMemories(payload[:0]))
+			wroteMemory = true
+		}
 		if !wroteGlobal && rank > sectionRank(secGlobal) {
 			writeSection(secGlobal, m.encodeGlobals(payload[:0], info, opts))
 			wroteGlobal = true
@@ -376,6 +402,7 @@ func (m *module) encode(info *Info, opts Options) ([]byte, error) {
 			payload = m.encodeTables(payload[:0])
 		case secMemory:
 			payload = m.encodeMemories(payload[:0])
+			wroteMemory = true
 		case secGlobal:
 			payload = m.encodeGlobals(payload[:0], info, opts)
 			wroteGlobal = true
@@ -389,9 +416,27 @@ func (m *module) encode(info *Info, opts Options) ([]byte, error) {
 		case secExport:
 			payload = m.encodeExports(payload[:0], info)
 			wroteExport = true
-		case secCode:
+		case secType, secFunction:
+			if len(m.code) == 0 {
+				writeSection(s.id, raw)
+				continue
+			}
+			// The yield function's type, () → (), and its entry.
+			extra := []byte{0x60, 0, 0}
+			if s.id == secFunction {
+				extra = appendULEB(nil, uint64(len(m.numParams)))
+			}
 			var err error
-			if payload, err = m.encodeCode(payload[:0], info.FuelGlobal); err != nil {
+			if payload, err = appendVector(payload[:0], raw, extra...); err != nil {
+				return nil, fmt.Errorf("encoding %s section: %w", sectionNames[s.id], err)
+			}
+		case secCode:
+			if len(m.code) == 0 {
+				writeSection(s.id, raw)
+				continue
+			}
+			var err error
+			if payload, err = m.encodeCode(payload[:0], info.FuelGlobal, info.StopGlobal); err != nil {
 				return nil, err
 			}
 		default:
@@ -498,16 +543,26 @@ func appendConst(p []byte, t byte, bits uint64) []byte {
 	return append(p, opEnd)
 }
 
+// addsMemory reports whether the output defines a memory the input does
+// not: a module with code and no memory gets one of 0 pages, at most 0,
+// for the yield function to grow by nothing. No memory index moves: there
+// was none.
+func (m *module) addsMemory() bool { return len(m.code) > 0 && m.numMems() == 0 }
+
 func (m *module) encodeMemories(p []byte) []byte {
-	p = appendULEB(p, uint64(len(m.mems)))
-	for _, l := range m.mems {
+	mems := m.mems
+	if m.addsMemory() {
+		mems = append(slices.Clip(mems), Limits{HasMax: true})
+	}
+	p = appendULEB(p, uint64(len(mems)))
+	for _, l := range mems {
 		p = appendLimits(p, l)
 	}
 	return p
 }
 
 func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
-	p = appendULEB(p, uint64(len(m.globals)+1))
+	p = appendULEB(p, uint64(len(m.globals)+3))
 	for i, g := range m.globals {
 		p = appendGlobalType(p, g.globalType)
 		if opts.Image != nil {
@@ -519,6 +574,14 @@ func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
 	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
 	p = append(p, opI64Const)
 	p = appendSLEB(p, opts.InitialFuel)
+	p = append(p, opEnd)
+	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
+	p = append(p, opI64Const, 0, opEnd) // stop
+	// The floor starts above any count, so that the first test yields and
+	// sets it from the fuel the host gave.
+	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
+	p = append(p, opI64Const)
+	p = appendSLEB(p, math.MaxInt64)
 	return append(p, opEnd)
 }
 
@@ -529,7 +592,7 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 			added++
 		}
 	}
-	p = appendULEB(p, uint64(len(m.exports)+1+added))
+	p = appendULEB(p, uint64(len(m.exports)+2+added))
 	appendExport := func(name string, kind ExternKind, index uint32) {
 		p = appendName(p, name)
 		p = append(p, byte(kind))
@@ -539,6 +602,7 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 		appendExport(e.Name, e.Kind, e.Index)
 	}
 	appendExport(FuelGlobal, KindGlobal, info.FuelGlobal)
+	appendExport(StopGlobal, KindGlobal, info.StopGlobal)
 	for _, g := range info.Globals {
 		if !g.Imported && strings.HasPrefix(g.Export, GlobalExportPrefix) {
 			appendExport(g.Export, KindGlobal, g.Index)
@@ -547,9 +611,11 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 	return p
 }
 
-func (m *module) encodeCode(p []byte, fuel uint32) ([]byte, error) {
-	p = appendULEB(p, uint64(len(m.code)))
-	mt := &meter{m: m, fuel: fuel, mode: m.mode}
+// encodeCode writes the code section: the metered bodies, then the yield
+// function's.
+func (m *module) encodeCode(p []byte, fuel, stop uint32) ([]byte, error) {
+	p = appendULEB(p, uint64(len(m.code)+1))
+	mt := &meter{m: m, fuel: fuel, floor: stop + 1, yield: m.numFuncs(), mode: m.mode}
 	var body []byte
 	for i, b := range m.code {
 		fn := m.importedFuncs + uint32(i)
@@ -560,5 +626,20 @@ func (m *module) encodeCode(p []byte, fuel uint32) ([]byte, error) {
 		p = appendULEB(p, uint64(len(body)))
 		p = append(p, body...)
 	}
-	return p, nil
+	body = appendYieldBody(body[:0], fuel, stop, stop+1)
+	p = appendULEB(p, uint64(len(body)))
+	return append(p, body...), nil
+}
+
+// appendVector appends the vector section raw with one more entry, extra:
+// its count plus one, its entries, then extra.
+func appendVector(p []byte, raw []byte, extra ...byte) ([]byte, error) {
+	r := newReader(raw, 0, len(raw))
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	p = appendULEB(p, uint64(n)+1)
+	p = append(p, raw[r.pos:]...)
+	return append(p, extra...), nil
 }

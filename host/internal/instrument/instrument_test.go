@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 )
 
 const plenty = int64(1) << 40
@@ -225,11 +228,19 @@ func TestIndicesPreserved(t *testing.T) {
 	if !reflect.DeepEqual(mo.exports[:len(mi.exports)], mi.exports) {
 		t.Errorf("exports changed: %v, was %v", mo.exports, mi.exports)
 	}
-	if got := mo.exports[len(mi.exports)]; got != (Export{Name: FuelGlobal, Kind: KindGlobal, Index: 4}) {
-		t.Errorf("added export %v", got)
+	if got := mo.exports[len(mi.exports):]; !reflect.DeepEqual(got, []Export{
+		{Name: FuelGlobal, Kind: KindGlobal, Index: 4},
+		{Name: StopGlobal, Kind: KindGlobal, Index: 5},
+	}) {
+		t.Errorf("added exports %v", got)
 	}
-	if !reflect.DeepEqual(mo.funcTypes, mi.funcTypes) || mo.importedFuncs != mi.importedFuncs {
+	// The one function added, the yield function, comes last, of a new
+	// type () → ().
+	n := len(mi.funcTypes)
+	if len(mo.funcTypes) != n+1 || !reflect.DeepEqual(mo.funcTypes[:n], mi.funcTypes) || mo.importedFuncs != mi.importedFuncs {
 		t.Errorf("function space changed")
+	} else if yt := mo.funcTypes[n]; int(yt) != len(mi.numParams) || mo.numParams[yt] != 0 {
+		t.Errorf("yield function of type %d, want the new type %d", yt, len(mi.numParams))
 	}
 	for i, g := range mi.globals {
 		if !reflect.DeepEqual(mo.globals[i], g) {
@@ -518,5 +529,49 @@ func TestCompiles(t *testing.T) {
 			continue
 		}
 		cm.Close(ctx)
+	}
+}
+
+// TestStopInterrupts runs a loop that never calls out, in both metering
+// forms (spin keeps the count in the global, tight in a local): a garbage
+// collection completes while it runs (it yields to the Go runtime), and
+// raising the stop global ends it at a yield with the fuel global not below
+// zero, told from exhaustion. Were either broken, spin would run out of fuel
+// and count would return.
+func TestStopInterrupts(t *testing.T) {
+	for _, tt := range []struct {
+		file, fn string
+		args     []uint64
+	}{
+		{"loop.wasm", "spin", nil},
+		{"tight.wasm", "count", []uint64{math.MaxUint32}}, // seconds of iterations
+	} {
+		t.Run(tt.fn, func(t *testing.T) {
+			out, _ := mustRewrite(t, readTestdata(t, tt.file), Options{})
+			in := instantiate(t, out)
+			in.setFuel(1 << 33) // seconds of fuel
+			stop, ok := in.mod.ExportedGlobal(StopGlobal).(api.MutableGlobal)
+			if !ok {
+				t.Fatalf("no mutable global %q", StopGlobal)
+			}
+			if stop.Get() != 0 {
+				t.Fatalf("stop global starts at %d, want 0", stop.Get())
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := in.call(tt.fn, tt.args...)
+				done <- err
+			}()
+			time.Sleep(20 * time.Millisecond) // let it start
+			runtime.GC()
+			stop.Set(1)
+			err := <-done
+			if err == nil || !strings.Contains(err.Error(), "unreachable") {
+				t.Fatalf("%s ended with %v, want the stop trap", tt.fn, err)
+			}
+			if f := in.fuel(); f < 0 {
+				t.Errorf("fuel %d after an interruption, want it not below zero", f)
+			}
+		})
 	}
 }

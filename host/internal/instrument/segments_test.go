@@ -222,10 +222,13 @@ func TestMeteringPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.FuelGlobal > 0x7f {
-		t.Fatalf("fuel global %d: not one byte", info.FuelGlobal)
+	if info.StopGlobal > 0x7f {
+		t.Fatalf("stop global %d: not one byte", info.StopGlobal)
 	}
-	prefix := []byte{opGlobalGet, byte(info.FuelGlobal), opI64Const}
+	// A metering point is a charge or, where a point charges nothing, a
+	// test alone.
+	charge := []byte{opGlobalGet, byte(info.FuelGlobal), opI64Const}
+	test := []byte{opGlobalGet, byte(info.FuelGlobal), opGlobalGet, byte(info.StopGlobal + 1)} // the floor
 	want := map[string]int{
 		"pick":  3, // entry, then, else
 		"clamp": 4, // entry, then, added else, after $b
@@ -243,7 +246,8 @@ func TestMeteringPoints(t *testing.T) {
 			continue
 		}
 		b := m.code[e.Index-m.importedFuncs]
-		got[e.Name] = bytes.Count(m.wasm[b.start:b.end], prefix)
+		code := m.wasm[b.start:b.end]
+		got[e.Name] = bytes.Count(code, charge) + bytes.Count(code, test)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("metering points %v, want %v", got, want)

@@ -322,8 +322,8 @@ const (
 
 // join writes the words of text in case c separated by sep; with
 // lowerFirst the first word is all lower case (camel case). ASCII letters
-// and digits are mapped in place, without a call: in a WASM guest every call
-// costs an exit to the host.
+// and digits are mapped in place, without a call: in a WASM guest a Go call
+// costs far more than the arithmetic it saves.
 func join(text, sep string, c wordCase, lowerFirst bool) string {
 	b := make([]byte, 0, len(text)+len(text)/8)
 	k := 0
