@@ -1,0 +1,106 @@
+package registry
+
+import (
+	"slices"
+	"sort"
+
+	"toolhost/internal/engine"
+	"toolhost/internal/policy"
+	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
+)
+
+// Service is one published service of a snapshot: a checked definition,
+// its operations' effective policies, and the runner of its package.
+type Service struct {
+	Definition *tooldef.Definition
+	// Effective holds each operation's clamped policy, by operation name.
+	// It is nil when the service is Unavailable.
+	Effective map[string]policy.Effective
+	// Unavailable is set (code invalid_operation_policy) when an operation
+	// policy cannot be clamped to the platform: the service is listed in
+	// diagnostics and as an unavailable summary, and never runs.
+	Unavailable *toolerr.Error
+	// Runner runs the service's items.
+	Runner engine.Runner
+	// Source is the sanitised origin of the package: "<name>.wasm" for a
+	// module of the tools folder, "builtin/<name>" for a package compiled
+	// into the binary.
+	Source string
+}
+
+// Code returns the service's tool code.
+func (s *Service) Code() string { return s.Definition.ToolCode }
+
+// Failure is a sanitised registration failure: a file name without its
+// path, a bounded reason code, and the tool code when one was readable.
+// It never carries a path, a raw message or declaration text.
+type Failure struct {
+	// File is "<name>.wasm" or "builtin/<name>".
+	File string `json:"filename"`
+	// ToolCode is the claimed code, when the claim had a readable one.
+	ToolCode string `json:"tool_code,omitempty"`
+	// Reason is one of the Reason* codes.
+	Reason string `json:"reason"`
+	// Detail is a finer stable code (a tooldef or wasmtool reason), when
+	// there is one.
+	Detail string `json:"detail,omitempty"`
+}
+
+// The failure reasons, in priority order for a claim that has several.
+const (
+	ReasonDuplicateCode     = "duplicate_code"
+	ReasonImportFailed      = "import_failed"
+	ReasonDefinitionInvalid = "definition_invalid"
+	ReasonReservedCode      = "reserved_code"
+)
+
+// Snapshot is one published generation of the registry: immutable,
+// services sorted by tool code. It is safe for concurrent use.
+type Snapshot struct {
+	generation uint64
+	services   []*Service // sorted by code
+	failures   []Failure  // sorted by file, then code
+}
+
+// NewSnapshot returns a snapshot of services and failures, sorted. It is
+// for the registry and for tests of the packages the snapshot feeds.
+func NewSnapshot(generation uint64, services []*Service, failures []Failure) *Snapshot {
+	s := &Snapshot{generation: generation, services: slices.Clone(services), failures: slices.Clone(failures)}
+	sort.Slice(s.services, func(i, j int) bool { return s.services[i].Code() < s.services[j].Code() })
+	sort.Slice(s.failures, func(i, j int) bool {
+		a, b := s.failures[i], s.failures[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.ToolCode < b.ToolCode
+	})
+	return s
+}
+
+// Generation counts publications, starting at 1.
+func (s *Snapshot) Generation() uint64 { return s.generation }
+
+// Services returns the published services, sorted by code. The slice is
+// a copy; the services are shared and immutable.
+func (s *Snapshot) Services() []*Service { return slices.Clone(s.services) }
+
+// Service returns the published service with the given code.
+func (s *Snapshot) Service(code string) (*Service, bool) {
+	i, ok := sort.Find(len(s.services), func(i int) int {
+		switch c := s.services[i].Code(); {
+		case code < c:
+			return -1
+		case code > c:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return nil, false
+	}
+	return s.services[i], true
+}
+
+// Failures returns the sanitised registration failures.
+func (s *Snapshot) Failures() []Failure { return slices.Clone(s.failures) }
