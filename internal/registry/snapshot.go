@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -60,7 +61,7 @@ const (
 type Snapshot struct {
 	generation uint64
 	services   []*Service // sorted by code
-	failures   []Failure  // sorted by file, then code
+	failures   []Failure  // sorted by file, code, reason, detail
 }
 
 // NewSnapshot returns a snapshot of services and failures, sorted. It is
@@ -68,12 +69,9 @@ type Snapshot struct {
 func NewSnapshot(generation uint64, services []*Service, failures []Failure) *Snapshot {
 	s := &Snapshot{generation: generation, services: slices.Clone(services), failures: slices.Clone(failures)}
 	sort.Slice(s.services, func(i, j int) bool { return s.services[i].Code() < s.services[j].Code() })
-	sort.Slice(s.failures, func(i, j int) bool {
-		a, b := s.failures[i], s.failures[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		return a.ToolCode < b.ToolCode
+	slices.SortFunc(s.failures, func(a, b Failure) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.ToolCode, b.ToolCode),
+			cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
 	})
 	return s
 }

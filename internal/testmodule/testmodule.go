@@ -127,3 +127,17 @@ func read(t testing.TB, path string) []byte {
 	}
 	return b
 }
+
+// CacheDir returns the compilation cache the tests' host runtimes share,
+// so that each bundled module is compiled once per machine rather than
+// once per test (a Go module takes seconds, minutes under -race). wazero
+// keys the cache by module content and its own version, so sharing it is
+// safe. It is the user's cache folder, or a folder in the temporary
+// directory when there is none.
+func CacheDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "toolhost", "test-compiled")
+}

@@ -1,0 +1,222 @@
+package registry
+
+import (
+	"errors"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"toolhost/internal/policy"
+	"toolhost/internal/schema"
+	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wasmtool"
+)
+
+// pkg is what one package brings to a discovery: either a failure of the
+// package as a whole, which makes no claims, or its claims, one per
+// declared service. A pkg is built once when its package is loaded and is
+// immutable afterwards, so that an unchanged file brings the same pkg to
+// every later discovery.
+type pkg struct {
+	source string   // "<name>.wasm" or "builtin/<name>"
+	failed *Failure // the package failed as a whole
+	claims []claim
+}
+
+// claim is one declared service: usable (available or not), or refused on
+// its own. code is empty when the declaration had no readable tool code.
+type claim struct {
+	code    string
+	service *Service
+	refused *Failure
+}
+
+// codePattern is the stable-code shape a Detail may carry.
+var codePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// transact is the discovery transaction over every package's claims: it
+// quarantines every claimant of a code claimed more than once (whatever
+// else is wrong with the claim), publishes the other usable services, and
+// reports every refusal. It logs the quarantines.
+func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
+	claimants := map[string][]string{} // code → sources, one per claim
+	for _, p := range pkgs {
+		for _, c := range p.claims {
+			if c.code != "" {
+				claimants[c.code] = append(claimants[c.code], p.source)
+			}
+		}
+	}
+	var services []*Service
+	var failures []Failure
+	for _, p := range pkgs {
+		if p.failed != nil {
+			failures = append(failures, *p.failed)
+			continue
+		}
+		for _, c := range p.claims {
+			switch {
+			case len(claimants[c.code]) > 1:
+				failures = append(failures, Failure{File: p.source, ToolCode: c.code, Reason: ReasonDuplicateCode})
+			case c.refused != nil:
+				failures = append(failures, *c.refused)
+			default:
+				services = append(services, c.service)
+			}
+		}
+	}
+	codes := make([]string, 0, len(claimants))
+	for code, sources := range claimants {
+		if len(sources) > 1 {
+			codes = append(codes, code)
+		}
+	}
+	slices.Sort(codes)
+	for _, code := range codes {
+		log.Warn("registry: tool code claimed more than once; every claimant is quarantined",
+			"tool_code", code, "claimants", claimants[code])
+	}
+	return NewSnapshot(generation, services, failures)
+}
+
+// moduleFailure is the failure of a module refused as a whole: import_failed
+// with the load reason as Detail, refined by the lower layer's code when it
+// has one ("declaration_refused/version_invalid", "describe_failed/
+// execution_timeout").
+func moduleFailure(source string, err error) *Failure {
+	detail := "unreadable"
+	var le *wasmtool.LoadError
+	if errors.As(err, &le) {
+		detail = string(le.Reason)
+		if codePattern.MatchString(le.Detail) {
+			detail += "/" + le.Detail
+		}
+	}
+	return &Failure{File: source, Reason: ReasonImportFailed, Detail: detail}
+}
+
+// refusal is the failure of a service refused on its own: reserved_code
+// when it claims a route word (whatever else is wrong with it), otherwise
+// definition_invalid; Detail is tooldef's reason code.
+func refusal(source, code string, r *tooldef.Refusal) *Failure {
+	reason := ReasonDefinitionInvalid
+	if slices.Contains(tooldef.RouteWords, code) {
+		reason = ReasonReservedCode
+	}
+	return &Failure{File: source, ToolCode: code, Reason: reason, Detail: string(r.Reason)}
+}
+
+// unavailable is the platform error of a service whose operation policy
+// cannot be clamped.
+func unavailable(err error) *toolerr.Error {
+	var te *toolerr.Error
+	if errors.As(err, &te) && te.Code == toolerr.InvalidOperationPolicy {
+		return te
+	}
+	return toolerr.New(toolerr.InvalidOperationPolicy)
+}
+
+// modulePkg expands a loaded module into its claims. Every refusal is
+// logged with its full cause for the operator.
+func modulePkg(source string, m *module, log *slog.Logger) *pkg {
+	p := &pkg{source: source}
+	for _, s := range m.tool.Services() {
+		if s.Refusal != nil {
+			log.Warn("registry: service refused", "file", source, "tool_code", s.ToolCode,
+				"reason", s.Refusal.Reason, "error", s.Refusal)
+			p.claims = append(p.claims, claim{code: s.ToolCode, refused: refusal(source, s.ToolCode, s.Refusal)})
+			continue
+		}
+		svc := &Service{Definition: s.Definition, Source: source, Runner: &wasmRunner{mod: m, svc: s}}
+		if s.Unavailable != nil {
+			log.Warn("registry: service unavailable: an operation policy cannot be clamped to the platform",
+				"file", source, "tool_code", s.ToolCode, "error", s.Unavailable)
+			svc.Unavailable = unavailable(s.Unavailable)
+		} else {
+			svc.Effective = map[string]policy.Effective{}
+			for _, op := range s.Definition.OperationNames() {
+				svc.Effective[op], _ = s.Effective(op)
+			}
+		}
+		p.claims = append(p.claims, claim{code: s.ToolCode, service: svc})
+	}
+	return p
+}
+
+// builtinPkg decodes and checks a builtin package as the WASM loader checks
+// a module's declaration: the declaration, each service's schemas, and
+// each operation's clamp to the platform.
+func builtinPkg(b Builtin, platform policy.Platform, log *slog.Logger) *pkg {
+	source := "builtin/" + b.Name
+	p := &pkg{source: source}
+	decl, err := tooldef.Decode(b.Declaration, tooldef.Options{})
+	if err != nil {
+		log.Error("registry: builtin package refused", "package", source, "error", err)
+		detail := string(wasmtool.DeclarationRefused)
+		var r *tooldef.Refusal
+		if errors.As(err, &r) {
+			detail += "/" + string(r.Reason)
+		}
+		p.failed = &Failure{File: source, Reason: ReasonImportFailed, Detail: detail}
+		return p
+	}
+	for _, d := range decl.Services {
+		r := d.Refusal
+		if r == nil {
+			r = compileSchemas(d.Definition)
+		}
+		if r != nil {
+			log.Error("registry: builtin service refused", "package", source, "tool_code", d.ToolCode,
+				"reason", r.Reason, "error", r)
+			p.claims = append(p.claims, claim{code: d.ToolCode, refused: refusal(source, d.ToolCode, r)})
+			continue
+		}
+		svc := &Service{Definition: d.Definition, Source: source, Runner: b.Runner}
+		effective := map[string]policy.Effective{}
+		for _, op := range d.Definition.Operations {
+			eff, err := policy.Clamp(platform, op.Policy)
+			if err != nil {
+				log.Error("registry: builtin service unavailable: an operation policy cannot be clamped to the platform",
+					"package", source, "tool_code", d.ToolCode, "error", err)
+				svc.Unavailable = unavailable(err)
+				effective = nil
+				break
+			}
+			effective[op.Policy.Name] = eff
+		}
+		svc.Effective = effective
+		p.claims = append(p.claims, claim{code: d.ToolCode, service: svc})
+	}
+	return p
+}
+
+// compileSchemas refuses a definition whose schemas do not compile, as the
+// WASM loader does.
+func compileSchemas(d *tooldef.Definition) *tooldef.Refusal {
+	for _, s := range []struct {
+		path   string
+		schema any
+	}{{"input_schema", d.InputSchema}, {"output_schema", d.OutputSchema}} {
+		if _, err := schema.Compile(s.schema); err != nil {
+			return &tooldef.Refusal{Reason: tooldef.SchemaProfile, Path: s.path, Cause: err}
+		}
+	}
+	return nil
+}
+
+// fileSource is the sanitised source of a module file: its base name, with
+// invalid UTF-8 and control or format characters replaced by "_". It never
+// carries a directory.
+func fileSource(name string) string {
+	name = strings.ToValidUTF8(name, "_")
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return '_'
+		}
+		return r
+	}, name)
+}

@@ -1,0 +1,219 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Registry discovers the tools folder and the builtins, and publishes each
+// discovery as an immutable [Snapshot]. It is safe for concurrent use.
+// Close stops the live folder and releases the modules.
+type Registry struct {
+	cfg      Config
+	log      *slog.Logger
+	builtins []*pkg // decoded once, at Open
+
+	current atomic.Pointer[Snapshot]
+
+	// mu serialises discoveries and guards the fields below.
+	mu         sync.Mutex
+	generation uint64
+	entries    map[string]*entry       // by file name: the settled, loaded files
+	seen       map[string]*observation // by file name: the last stat, for the settle rule
+	dirty      bool                    // entries differ from the published snapshot
+	retiring   []*module               // replaced or removed, retired once the next snapshot is out
+	closed     bool
+
+	// open counts modules whose Tool is not closed yet; drained is closed
+	// when it reaches zero (created by a Close waiting for it).
+	modMu   sync.Mutex
+	open    int
+	drained chan struct{}
+
+	stop context.CancelFunc // stops the watcher
+	done chan struct{}      // closed when the watcher has returned
+}
+
+// Open runs the first discovery, publishes it as generation 1 and, unless
+// cfg.Static, starts watching the tools folder. Files still being written
+// are waited for (up to ten settle periods) so that generation 1 holds
+// them. A tools folder that cannot be read is an error; failed modules are
+// not: they are reported in the snapshot's failures. ctx bounds the first
+// discovery only.
+func Open(ctx context.Context, cfg Config) (*Registry, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Dir != "" {
+		fi, err := os.Stat(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("opening the tools folder: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("opening the tools folder: %s is not a directory", cfg.Dir)
+		}
+	}
+	r := &Registry{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		entries: map[string]*entry{},
+		seen:    map[string]*observation{},
+		dirty:   true, // generation 1 is published whatever the folder holds
+	}
+	for _, b := range cfg.Builtins {
+		r.builtins = append(r.builtins, builtinPkg(b, cfg.Platform, r.log))
+	}
+	if _, err := r.discover(ctx, true, false); err != nil {
+		r.Close(context.Background())
+		return nil, err
+	}
+	if cfg.Dir != "" && !cfg.Static {
+		wctx, stop := context.WithCancel(context.Background())
+		r.stop, r.done = stop, make(chan struct{})
+		go r.watch(wctx)
+	}
+	return r, nil
+}
+
+// Snapshot returns the current snapshot. It never returns nil on a
+// Registry that Open returned.
+func (r *Registry) Snapshot() *Snapshot { return r.current.Load() }
+
+// Reload rescans the tools folder now and returns the current snapshot:
+// a new generation when anything changed, the same one otherwise. Unlike
+// the live folder's rescans, it also loads again the modules that failed
+// as a whole, in case the failure was transient (a describe that timed out
+// on a loaded machine); one that fails the same way makes no new
+// generation. Files
+// still being written are waited for, up to ten settle periods; a file
+// still changing after that keeps its previous version (or stays absent)
+// until the live folder sees it settle. A failed rescan (the folder
+// cannot be read, ctx ends) publishes nothing.
+func (r *Registry) Reload(ctx context.Context) (*Snapshot, error) {
+	return r.discover(ctx, true, true)
+}
+
+// Close stops the live folder, retires every module and waits until every
+// running item has ended and every module is closed, or until ctx ends
+// (the modules then close as their last items end). WASM items started
+// after Close are refused with service_unavailable; builtin runners belong
+// to their caller and are not touched. It is safe to call more than once.
+func (r *Registry) Close(ctx context.Context) error {
+	if r.stop != nil {
+		r.stop()
+		<-r.done
+	}
+	r.mu.Lock()
+	if !r.closed {
+		r.closed = true
+		for _, e := range r.entries {
+			if e.mod != nil {
+				e.mod.retire(true)
+			}
+		}
+		for _, m := range r.retiring {
+			m.retire(true)
+		}
+		r.entries, r.retiring = nil, nil
+	}
+	r.mu.Unlock()
+
+	r.modMu.Lock()
+	if r.open == 0 {
+		r.modMu.Unlock()
+		return nil
+	}
+	if r.drained == nil {
+		r.drained = make(chan struct{})
+	}
+	drained := r.drained
+	r.modMu.Unlock()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("closing the registry: waiting for running items: %w", ctx.Err())
+	}
+}
+
+// moduleOpened and moduleClosed count the modules whose Tool is open.
+func (r *Registry) moduleOpened() {
+	r.modMu.Lock()
+	defer r.modMu.Unlock()
+	r.open++
+}
+
+func (r *Registry) moduleClosed() {
+	r.modMu.Lock()
+	defer r.modMu.Unlock()
+	r.open--
+	if r.open == 0 && r.drained != nil {
+		close(r.drained)
+		r.drained = nil
+	}
+}
+
+// maxSettleWaits bounds how many settle periods a synchronous discovery
+// waits for files still being written.
+const maxSettleWaits = 10
+
+// discover rescans and publishes a new generation when anything changed.
+// With wait, it waits for pending files to settle, up to maxSettleWaits
+// settle periods, and publishes once at the end. With retryFailed, the
+// first scan loads again the modules that failed as a whole.
+func (r *Registry) discover(ctx context.Context, wait, retryFailed bool) (*Snapshot, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	give := time.Now().Add(maxSettleWaits * r.cfg.Settle)
+	for {
+		pending, err := r.scan(ctx, retryFailed)
+		if err != nil {
+			return nil, err
+		}
+		retryFailed = false
+		if !wait || pending.IsZero() || pending.After(give) {
+			break
+		}
+		t := time.NewTimer(time.Until(pending))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	r.publish()
+	return r.current.Load(), nil
+}
+
+// publish publishes the entries and builtins as the next generation when
+// they changed, then retires the modules the new generation dropped.
+// r.mu is held.
+func (r *Registry) publish() {
+	if !r.dirty {
+		return
+	}
+	pkgs := append([]*pkg(nil), r.builtins...)
+	for _, name := range sortedKeys(r.entries) {
+		pkgs = append(pkgs, r.entries[name].pkg)
+	}
+	r.generation++
+	s := transact(r.generation, pkgs, r.log)
+	r.current.Store(s)
+	r.dirty = false
+	r.log.Info("registry: published", "generation", s.Generation(),
+		"services", len(s.services), "failures", len(s.failures))
+	for _, m := range r.retiring {
+		m.retire(false)
+	}
+	r.retiring = nil
+}
