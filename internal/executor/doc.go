@@ -1,0 +1,86 @@
+// Package executor is the per-process executor of compute batches: it
+// admits a batch whole or not at all, checks each item against the live
+// registry snapshot, queues items for a fixed number of lanes and runs
+// each through its service's [engine.Runner] under absolute deadlines. It
+// knows nothing of WASM or worker processes: every engine is a Runner.
+//
+// # Admission
+//
+// [Executor.Compute] decides admission once per batch, before any item
+// runs, under one lock. A batch is refused whole with queue_full
+// (retryable) when it holds no item or more than the platform's
+// max_batch_items, when its items would take the process past
+// max_pending_items_per_process, or when its principal already has
+// max_concurrent_batches_per_principal batches in flight or would pass
+// max_pending_items_per_principal. It is refused with service_unavailable
+// after [Executor.Shutdown], when every lane is quarantined, or before a
+// registry snapshot is published. A refused batch runs nothing.
+//
+// # Items
+//
+// Each admitted item runs in its own goroutine, resolved in the snapshot
+// the batch was admitted with, and its result lands at its submission
+// index. Before it queues: unknown_tool; tool_unavailable for a service
+// whose policy could not be clamped; version_mismatch (retryable, one
+// issue per stale pin) when contract_version, implementation_version or
+// schema_fingerprint differs from the live definition; invalid_parameters
+// unless the parameters are an object whose string "operation" the
+// service declares; input_limit_exceeded past the platform's or the
+// operation's max_parameter_bytes or the JSON depth. None of these starts
+// a job.
+//
+// An item then waits, first come first served, for a lane until the
+// batch's admission time plus the operation's queue_timeout_ms, and no
+// longer than the batch's context: queue_timeout (retryable) when that
+// passes, service_unavailable when the last lane is quarantined. With a
+// lane, it gets a fresh random execution id and absolute deadlines
+// counted from lane acquisition, soft = lane + soft_timeout_ms and hard =
+// lane + hard_timeout_ms (startup included), and Run is called with a
+// context that ends at the hard deadline, with the batch's context
+// (client gone, request deadline) or with Shutdown. An engine's
+// *toolerr.Error is copied as it is: a tool's own error keeps its code,
+// flag and message, and no failure becomes a domain answer. A success
+// needs a result that is valid JSON within max_result_bytes
+// (invalid_output, output_limit_exceeded otherwise).
+//
+// # Tickets and lanes
+//
+// Every admitted item holds admission credit (one process and one
+// principal pending item) that it returns exactly once, when it owns no
+// job: at once if it ends before a job starts (cancellation included),
+// else after its engine's Run has returned, which an engine does only
+// once its sandbox is gone. The principal's batch slot is released with
+// the credit of the batch's last item. A lane is returned after that same
+// confirmed end; when Run returns cleanup_failed (or panics) the lane is
+// quarantined instead and counted as degraded, and its job's memory stays
+// reserved. The item's credit is still returned: the lost capacity is the
+// lane. When every lane is quarantined the pool refuses all work.
+//
+// # Cancellation and shutdown
+//
+// When the batch's context ends, Compute returns its error at once; its
+// items are cancelled and end in the background, keeping their credit
+// until their engines confirm the end. An item cancelled before its job
+// started ends with queue_timeout at a deadline, else
+// service_unavailable. Shutdown closes admission, cancels every item and
+// waits for them within its context and the platform's cleanup budget;
+// items whose engines have not returned keep their lanes held.
+//
+// # Metrics
+//
+// Durations are measured, in float milliseconds, and null when not
+// observed: queue_wait_ms from admission to lane acquisition;
+// startup_ms, input_validation_ms, compute_ms, output_validation_ms and
+// serialization_ms from the engine's phases; execution_ms from lane
+// acquisition until Run returned; total_ms from admission to the item's
+// outcome. execution_ms includes the engine's cleanup, because engines
+// clean up inside Run; cleanup_ms stays null until engine.Phases reports
+// a cleanup phase. The batch's server_processing_ms runs from
+// [Batch.Start] until every item has an outcome.
+//
+// [Executor.Pool] reports lanes, active, queued, pending, degraded,
+// completed (every admitted item that ended, cancellation included) and
+// failed (those without a platform success), and the memory capacity
+// (lanes × memory limit) and reservation (limits of running and
+// quarantined jobs).
+package executor

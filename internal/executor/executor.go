@@ -1,0 +1,399 @@
+package executor
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+	"toolhost/internal/toolerr"
+)
+
+var (
+	// ErrConfig is returned by New when its Config is unusable: an
+	// incoherent platform, a negative lane count or no snapshot source.
+	ErrConfig = errors.New("executor: invalid configuration")
+	// ErrShutdownIncomplete is returned by Shutdown when its wait ends
+	// with items still running: their engines have not confirmed cleanup,
+	// so their lanes stay held.
+	ErrShutdownIncomplete = errors.New("executor: shutdown ended with items still running")
+)
+
+// errClosing is the cancellation cause of items cancelled by Shutdown.
+var errClosing = errors.New("executor: shutting down")
+
+// DefaultRequestTimeout is the request budget of a batch none of whose
+// items resolves, as for the catalogue and diagnostics routes.
+const DefaultRequestTimeout = 20 * time.Second
+
+// Config configures an Executor. It is read once by New.
+type Config struct {
+	// Platform is the platform policy; the zero value means
+	// policy.DefaultPlatform().
+	Platform policy.Platform
+	// Lanes is the number of jobs that run at once; 0 means the
+	// platform's WorkerLanes.
+	Lanes int
+	// Snapshot returns the current registry generation. Each batch reads
+	// it once, at admission, and resolves all its items in it.
+	Snapshot func() *registry.Snapshot
+	// Logger receives quarantine and engine-contract warnings; nil
+	// discards them. Nothing submitted or computed is ever logged.
+	Logger *slog.Logger
+}
+
+// Batch is one compute request as the executor sees it.
+type Batch struct {
+	RequestID string
+	// Principal keys the per-principal admission limits. It never reaches
+	// an engine.
+	Principal string
+	Items     []Item
+	// Start is when the HTTP handler started, before the body was read;
+	// server_processing_ms runs from it. The zero time leaves it null.
+	Start time.Time
+}
+
+// Item is one calculation: the caller's identity pins and parameters.
+type Item struct {
+	CorrelationID         string
+	ToolCode              string
+	ContractVersion       string
+	ImplementationVersion string
+	SchemaFingerprint     string
+	// Parameters is the canonical JSON of the caller's parameters object.
+	Parameters []byte
+}
+
+// Executor admits batches, queues their items for a fixed number of lanes
+// and runs each item through its service's engine.Runner with absolute
+// deadlines. It is safe for concurrent use. See the package documentation
+// for the admission, ticket and cleanup rules.
+type Executor struct {
+	platform policy.Platform
+	lanes    int
+	snapshot func() *registry.Snapshot
+	log      *slog.Logger
+	hooks    hooks
+
+	// stop is cancelled by Shutdown; every item's context ends with it.
+	stop    context.Context
+	stopAll context.CancelCauseFunc
+
+	mu         sync.Mutex
+	closed     bool
+	live       int           // item goroutines that have not ended
+	drained    chan struct{} // made by Shutdown, closed when live is 0
+	free       int           // lanes neither running a job nor quarantined
+	active     int           // lanes held by an item
+	degraded   int           // lanes quarantined after unconfirmed cleanup
+	waiters    list.List     // of *waiter, first come first served
+	lost       chan struct{} // closed when every lane is quarantined
+	pending    int
+	principals map[string]*principal
+	completed  uint64
+	failed     uint64
+	reserved   int64
+}
+
+// principal is one principal's admitted work.
+type principal struct {
+	batches int
+	pending int
+}
+
+// hooks let tests stop an item at a chosen point.
+type hooks struct {
+	// beforeQueue runs in an item's goroutine after its checks, before it
+	// waits for a lane.
+	beforeQueue func(Item)
+}
+
+// New returns an Executor for cfg. It starts no goroutine and no engine:
+// work begins with the first Compute.
+func New(cfg Config) (*Executor, error) {
+	p := cfg.Platform
+	if p == (policy.Platform{}) {
+		p = policy.DefaultPlatform()
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	lanes := cfg.Lanes
+	if lanes == 0 {
+		lanes = p.WorkerLanes
+	}
+	if lanes < 0 {
+		return nil, fmt.Errorf("%w: %d lanes", ErrConfig, lanes)
+	}
+	if cfg.Snapshot == nil {
+		return nil, fmt.Errorf("%w: no snapshot source", ErrConfig)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	stop, stopAll := context.WithCancelCause(context.Background())
+	return &Executor{
+		platform:   p,
+		lanes:      lanes,
+		snapshot:   cfg.Snapshot,
+		log:        log,
+		stop:       stop,
+		stopAll:    stopAll,
+		free:       lanes,
+		lost:       make(chan struct{}),
+		principals: make(map[string]*principal),
+	}, nil
+}
+
+// Pool returns the pool's counters. It is safe to call at any time.
+func (e *Executor) Pool() PoolSnapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return PoolSnapshot{
+		Available: e.availableLocked(),
+		Lanes:     e.lanes,
+		Active:    e.active,
+		Degraded:  e.degraded,
+		Queued:    e.waiters.Len(),
+		Pending:   e.pending,
+		Completed: e.completed,
+		Failed:    e.failed,
+		Resources: PoolResources{
+			MemoryCapacityBytes: int64(e.lanes) * e.platform.MemoryLimitBytes,
+			MemoryReservedBytes: e.reserved,
+		},
+	}
+}
+
+func (e *Executor) availableLocked() bool { return !e.closed && e.degraded < e.lanes }
+
+// Shutdown closes admission (every later batch is refused with
+// service_unavailable), cancels every item, queued or running, and waits
+// until every item has ended or ctx ends, and at most the platform's
+// cleanup budget. It returns ErrShutdownIncomplete when items remain:
+// their engines have not confirmed cleanup, so their lanes stay held and
+// their credit is released only when Run returns. It is safe to call more
+// than once; each call waits again.
+func (e *Executor) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	if e.drained == nil {
+		e.drained = make(chan struct{})
+		if e.live == 0 {
+			close(e.drained)
+		}
+	}
+	drained := e.drained
+	e.mu.Unlock()
+	e.stopAll(errClosing)
+
+	budget := time.NewTimer(time.Duration(e.platform.CleanupTimeoutMS) * time.Millisecond)
+	defer budget.Stop()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+	case <-budget.C:
+	}
+	select {
+	case <-drained:
+		return nil
+	default:
+	}
+	p := e.Pool()
+	e.log.Warn("executor shutdown incomplete", "active", p.Active, "pending", p.Pending)
+	return fmt.Errorf("%w: %d items pending", ErrShutdownIncomplete, p.Pending)
+}
+
+// BatchRequestTimeout returns the request budget of a batch of items: the
+// largest effective request_timeout_ms among the items that resolve in
+// the current snapshot (a published service and a declared operation in
+// the parameters), or DefaultRequestTimeout, capped at the platform's
+// request timeout, when none resolves.
+func (e *Executor) BatchRequestTimeout(items []Item) time.Duration {
+	var best int64
+	if snap := e.snapshot(); snap != nil {
+		for _, it := range items {
+			svc, terr := lookup(snap, it.ToolCode)
+			if terr != nil {
+				continue
+			}
+			eff, terr := e.operation(svc, it.Parameters)
+			if terr != nil {
+				continue
+			}
+			best = max(best, eff.RequestTimeoutMS)
+		}
+	}
+	if best == 0 {
+		return min(DefaultRequestTimeout, time.Duration(e.platform.RequestTimeoutMS)*time.Millisecond)
+	}
+	return time.Duration(best) * time.Millisecond
+}
+
+// run is one admitted batch.
+type run struct {
+	ctx       context.Context // the batch's context, also ended by Shutdown
+	cancel    context.CancelCauseFunc
+	stop      func() bool // unregisters the Shutdown hook
+	snap      *registry.Snapshot
+	principal string
+	admitted  time.Time
+	items     []Item
+	results   []ItemResult
+	remaining int           // items still holding credit; guarded by Executor.mu
+	done      chan struct{} // closed when every item has an outcome
+}
+
+// Compute runs one batch and returns its results in submission order.
+//
+// A batch-level refusal is a *toolerr.Error: service_unavailable when the
+// executor is shutting down, every lane is quarantined or no registry
+// snapshot is published; queue_full (retryable) when the batch is empty or
+// larger than the platform allows, or would exceed the process's pending
+// items, the principal's concurrent batches or the principal's pending
+// items. A refused batch runs nothing.
+//
+// When ctx ends before every item has an outcome, Compute returns ctx's
+// error at once, wrapped. Its items are cancelled and end in the
+// background; each keeps its admission credit, and the principal its
+// batch slot, until its engine's Run has returned.
+func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("computing batch: %w", err)
+	}
+	r, err := e.admit(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	for i := range r.items {
+		go e.item(r, i)
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		select {
+		case <-r.done:
+		default:
+			return nil, fmt.Errorf("computing batch: %w", ctx.Err())
+		}
+	}
+	res := &BatchResult{RequestID: b.RequestID, Results: r.results}
+	for _, ir := range r.results {
+		if ir.Status == StatusSuccess {
+			res.SuccessCount++
+		} else {
+			res.FailedCount++
+		}
+	}
+	if !b.Start.IsZero() {
+		res.ServerProcessingMS = millis(time.Since(b.Start))
+	}
+	return res, nil
+}
+
+// admit decides the whole batch at once and, when it is accepted, takes
+// its credit: process and principal pending items, and a principal batch
+// slot.
+func (e *Executor) admit(ctx context.Context, b Batch) (*run, error) {
+	snap := e.snapshot()
+	n := len(b.Items)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case !e.availableLocked() || snap == nil:
+		return nil, toolerr.New(toolerr.ServiceUnavailable)
+	case n < policy.MinBatchItems || n > e.platform.MaxBatchItems,
+		e.pending+n > e.platform.MaxPendingItemsPerProcess:
+		return nil, toolerr.New(toolerr.QueueFull)
+	}
+	p := e.principals[b.Principal]
+	if p == nil {
+		p = &principal{}
+	}
+	if p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal {
+		return nil, toolerr.New(toolerr.QueueFull)
+	}
+	e.principals[b.Principal] = p
+	p.batches++
+	p.pending += n
+	e.pending += n
+	e.live += n
+
+	rctx, cancel := context.WithCancelCause(ctx)
+	r := &run{
+		ctx:       rctx,
+		cancel:    cancel,
+		stop:      context.AfterFunc(e.stop, func() { cancel(errClosing) }),
+		snap:      snap,
+		principal: b.Principal,
+		admitted:  time.Now(),
+		items:     cloneItems(b.Items),
+		results:   make([]ItemResult, n),
+		remaining: n,
+		done:      make(chan struct{}),
+	}
+	return r, nil
+}
+
+// cloneItems copies items and their parameters: items may outlive
+// Compute, and the caller keeps its batch.
+func cloneItems(items []Item) []Item {
+	out := slices.Clone(items)
+	for i := range out {
+		out[i].Parameters = bytes.Clone(out[i].Parameters)
+	}
+	return out
+}
+
+// item is the goroutine of item i. Its ticket is settled exactly once,
+// here, after runItem has returned: runItem returns only once the item no
+// longer owns a job (none was started, or its engine's Run returned).
+func (e *Executor) item(r *run, i int) {
+	res := e.runItem(r, r.items[i])
+	r.results[i] = res
+	if e.settle(r, res.Status == StatusSuccess) {
+		r.stop()
+		r.cancel(nil)
+		close(r.done)
+	}
+	e.mu.Lock()
+	e.live--
+	if e.live == 0 && e.drained != nil {
+		close(e.drained) // once: after Shutdown no item is admitted
+	}
+	e.mu.Unlock()
+}
+
+// settle releases one item's admission credit and counts its terminal
+// state. It reports whether the item was its batch's last, whose batch
+// slot it then also released.
+func (e *Executor) settle(r *run, success bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.pending--
+	e.completed++
+	if !success {
+		e.failed++
+	}
+	p := e.principals[r.principal]
+	p.pending--
+	r.remaining--
+	if r.remaining > 0 {
+		return false
+	}
+	p.batches--
+	if p.batches == 0 && p.pending == 0 {
+		delete(e.principals, r.principal)
+	}
+	return true
+}

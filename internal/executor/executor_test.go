@@ -1,0 +1,744 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"toolhost/internal/executor"
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+	"toolhost/internal/toolerr"
+)
+
+var executionID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// A heterogeneous batch is answered in submission order, whatever order
+// its items finish in, with every item's identity copied.
+func TestHeterogeneousBatchInOrder(t *testing.T) {
+	f := newFixture(t, 4)
+	items := []executor.Item{
+		item("c1", "alpha", params{Operation: "sum", Tag: "t1", Wait: "ctx", Value: 1}),
+		item("c2", "beta", params{Operation: "upper", Tag: "t2", Wait: "ctx", Value: "b"}),
+		item("c3", "alpha", params{Operation: "echo", Tag: "t3", Wait: "ctx", Mode: "fail"}),
+		item("c4", "small", params{Operation: "tiny", Tag: "t4", Wait: "ctx"}),
+	}
+	items[1].ImplementationVersion = implementationVersion // same pins, different tool
+	ch := f.computeAsync(context.Background(), batch("p", items...))
+	f.started("t1", "t2", "t3", "t4")
+	for _, tag := range []string{"t4", "t3", "t2", "t1"} { // finish in reverse order
+		f.r.release(tag)
+		f.returned(tag)
+	}
+	a := await(t, ch)
+	if a.err != nil {
+		t.Fatalf("Compute() = %v", a.err)
+	}
+	res := a.res
+	if res.RequestID != "req-p" || res.SuccessCount != 3 || res.FailedCount != 1 || res.ServerProcessingMS == nil {
+		t.Fatalf("batch = %+v", res)
+	}
+	ids := map[string]bool{}
+	for i, r := range res.Results {
+		it := items[i]
+		if r.CorrelationID != it.CorrelationID || r.ToolCode != it.ToolCode || r.ContractVersion != it.ContractVersion ||
+			r.ImplementationVersion != it.ImplementationVersion || r.SchemaFingerprint != it.SchemaFingerprint {
+			t.Errorf("result %d identity = %+v, want the identity of %+v", i, r, it)
+		}
+		if !executionID.MatchString(r.ExecutionID) || ids[r.ExecutionID] {
+			t.Errorf("result %d execution_id = %q, want a fresh 32-digit hex id", i, r.ExecutionID)
+		}
+		ids[r.ExecutionID] = true
+	}
+	for _, i := range []int{0, 1, 3} {
+		if r := res.Results[i]; r.Status != executor.StatusSuccess || r.Error != nil || r.Result == nil {
+			t.Errorf("result %d = %+v, want success", i, r)
+		}
+	}
+	var echo map[string]any
+	if err := json.Unmarshal(res.Results[1].Result, &echo); err != nil || echo["echo"] != "b" || echo["operation"] != "upper" {
+		t.Errorf("result 1 = %s, want the echo of b by upper", res.Results[1].Result)
+	}
+	// The tool's own error is copied as it is: code, flag, message, issues.
+	if r := res.Results[2]; r.Status != executor.StatusError || r.Result != nil || !reflect.DeepEqual(r.Error, toolError) {
+		t.Errorf("result 2 = %+v error %+v, want the tool's error %+v", r, r.Error, toolError)
+	}
+	if n := f.r.Calls(); n != 4 {
+		t.Errorf("runner calls = %d, want 4", n)
+	}
+}
+
+// Every check before the queue answers on its own, without a job.
+func TestItemRefusals(t *testing.T) {
+	deep := `{"operation":"sum","v":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`
+	raw := func(code, text string) executor.Item {
+		it := item("c", code, params{})
+		it.Parameters = []byte(text)
+		return it
+	}
+	tests := []struct {
+		name  string
+		item  executor.Item
+		code  toolerr.Code
+		issue *toolerr.Issue
+	}{
+		{name: "unknown tool", item: item("c", "gamma", params{Operation: "sum"}), code: toolerr.UnknownTool},
+		{name: "tool unavailable", item: item("c", "broken", params{Operation: "value"}), code: toolerr.ToolUnavailable},
+		{
+			name: "stale contract version",
+			item: func() executor.Item {
+				it := item("c", "alpha", params{Operation: "sum"})
+				it.ContractVersion = "0.9.0"
+				return it
+			}(),
+			code: toolerr.VersionMismatch, issue: &toolerr.Issue{Code: "mismatch", Path: []string{"contract_version"}},
+		},
+		{
+			name: "stale implementation version",
+			item: func() executor.Item {
+				it := item("c", "alpha", params{Operation: "sum"})
+				it.ImplementationVersion = "1.4.1"
+				return it
+			}(),
+			code: toolerr.VersionMismatch, issue: &toolerr.Issue{Code: "mismatch", Path: []string{"implementation_version"}},
+		},
+		{
+			name: "stale fingerprint",
+			item: func() executor.Item {
+				it := item("c", "alpha", params{Operation: "sum"})
+				it.SchemaFingerprint = fingerprint("beta")
+				return it
+			}(),
+			code: toolerr.VersionMismatch, issue: &toolerr.Issue{Code: "mismatch", Path: []string{"schema_fingerprint"}},
+		},
+		{
+			name: "stale pin of a bad operation", // pins are checked first
+			item: func() executor.Item { it := raw("alpha", `[]`); it.ContractVersion = "2.0.0"; return it }(),
+			code: toolerr.VersionMismatch, issue: &toolerr.Issue{Code: "mismatch", Path: []string{"contract_version"}},
+		},
+		{name: "parameters not an object", item: raw("alpha", `[1]`), code: toolerr.InvalidParameters, issue: &toolerr.Issue{Code: "type", Path: []string{}}},
+		{name: "parameters not JSON", item: raw("alpha", `{"operation":`), code: toolerr.InvalidParameters, issue: &toolerr.Issue{Code: "invalid", Path: []string{}}},
+		{name: "no operation", item: raw("alpha", `{"value":1}`), code: toolerr.InvalidParameters, issue: &toolerr.Issue{Code: "required", Path: []string{"operation"}}},
+		{name: "operation not a string", item: raw("alpha", `{"operation":3}`), code: toolerr.InvalidParameters, issue: &toolerr.Issue{Code: "type", Path: []string{"operation"}}},
+		{name: "undeclared operation", item: item("c", "alpha", params{Operation: "upper"}), code: toolerr.InvalidParameters, issue: &toolerr.Issue{Code: "enum", Path: []string{"operation"}}},
+		{name: "over the operation's bytes", item: item("c", "small", params{Operation: "tiny", Pad: strings.Repeat("x", 64)}), code: toolerr.InputLimitExceeded},
+		{name: "over the platform's bytes", item: item("c", "alpha", params{Operation: "plan", Pad: strings.Repeat("x", 128<<10)}), code: toolerr.InputLimitExceeded},
+		{name: "too deep", item: raw("alpha", deep), code: toolerr.InputLimitExceeded},
+	}
+	f := newFixture(t, 2)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := f.compute(batch("p", tt.item))
+			r := res.Results[0]
+			if r.Status != executor.StatusError || r.Result != nil || r.ExecutionID != "" {
+				t.Fatalf("result = %+v, want an error without execution", r)
+			}
+			wantCode(t, r.Error, tt.code)
+			if tt.issue != nil && (r.Error.IssueCount != 1 || !reflect.DeepEqual(r.Error.Issues[0], *tt.issue)) {
+				t.Errorf("issues = %+v, want [%+v]", r.Error.Issues, *tt.issue)
+			}
+			if r.Metrics.TotalMS == nil || r.Metrics.QueueWaitMS != nil || r.Metrics.ExecutionMS != nil || r.Resources.Memory != nil {
+				t.Errorf("metrics = %+v, resources = %+v, want total_ms only", r.Metrics, r.Resources)
+			}
+			if res.SuccessCount != 0 || res.FailedCount != 1 {
+				t.Errorf("counts = %d/%d, want 0/1", res.SuccessCount, res.FailedCount)
+			}
+		})
+	}
+	if n := f.r.Calls(); n != 0 {
+		t.Errorf("runner calls = %d, want 0", n)
+	}
+	if p := f.e.Pool(); p.Completed != uint64(len(tests)) || p.Failed != uint64(len(tests)) || p.Pending != 0 {
+		t.Errorf("pool = %+v, want %d completed and failed", p, len(tests))
+	}
+}
+
+// An engine's outcome becomes the item's without turning a failure into
+// an answer; an unconfirmed cleanup quarantines the lane.
+func TestEngineOutcomes(t *testing.T) {
+	tests := []struct {
+		mode       string
+		code       toolerr.Code // "" for success
+		quarantine bool
+	}{
+		{mode: ""},
+		{mode: "fuel"},
+		{mode: "fail", code: toolerr.ExecutionFailed},
+		{mode: "timeout", code: toolerr.ExecutionTimeout},
+		{mode: "plain", code: toolerr.ExecutionFailed},
+		{mode: "nothing", code: toolerr.ExecutionFailed},
+		{mode: "badjson", code: toolerr.InvalidOutput},
+		{mode: "huge", code: toolerr.OutputLimitExceeded},
+		{mode: "leak", code: toolerr.CleanupFailed, quarantine: true},
+		{mode: "panic", code: toolerr.ExecutionFailed, quarantine: true},
+	}
+	for _, tt := range tests {
+		t.Run("mode="+tt.mode, func(t *testing.T) {
+			f := newFixture(t, 2)
+			r := f.compute(batch("p", item("c", "alpha", params{Operation: "sum", Mode: tt.mode}))).Results[0]
+			if !executionID.MatchString(r.ExecutionID) {
+				t.Errorf("execution_id = %q, want one: the job started", r.ExecutionID)
+			}
+			if tt.code == "" {
+				if r.Status != executor.StatusSuccess || r.Error != nil || !json.Valid(r.Result) {
+					t.Fatalf("result = %+v, want success", r)
+				}
+			} else {
+				if r.Status != executor.StatusError || r.Result != nil {
+					t.Fatalf("result = %+v, want error %s", r, tt.code)
+				}
+				if tt.mode == "fail" {
+					if !reflect.DeepEqual(r.Error, toolError) {
+						t.Errorf("error = %+v, want the tool's own %+v", r.Error, toolError)
+					}
+				} else {
+					wantCode(t, r.Error, tt.code)
+				}
+			}
+			if fuel := r.Resources.FuelUsed; (tt.mode == "fuel") != (fuel != nil) || (fuel != nil && *fuel != 12345) {
+				t.Errorf("fuel_used = %v", fuel)
+			}
+			p := f.e.Pool()
+			wantDegraded, wantReserved := 0, int64(0)
+			if tt.quarantine {
+				wantDegraded, wantReserved = 1, policy.GiB
+			}
+			if p.Degraded != wantDegraded || p.Resources.MemoryReservedBytes != wantReserved || !p.Available ||
+				p.Pending != 0 || p.Active != 0 || p.Completed != 1 || p.Failed != map[bool]uint64{true: 1, false: 0}[tt.code != ""] {
+				t.Errorf("pool = %+v", p)
+			}
+		})
+	}
+}
+
+// Deadlines are absolute, counted from lane acquisition: the runner's
+// context ends at the hard deadline, soft comes output reserve or more
+// before it, and the job carries the item's operation and parameters.
+func TestJob(t *testing.T) {
+	f := newFixture(t, 2)
+	it := item("c", "alpha", params{Operation: "plan", Value: "x"})
+	res := f.compute(batch("p", it))
+	jobs, deadlines := f.r.Jobs()
+	if len(jobs) != 1 {
+		t.Fatalf("runner saw %d jobs, want 1", len(jobs))
+	}
+	job := jobs[0]
+	if job.ExecutionID != res.Results[0].ExecutionID || job.ToolCode != "alpha" || job.Operation.Name != "plan" ||
+		string(job.Parameters) != string(it.Parameters) {
+		t.Errorf("job = %+v", job)
+	}
+	if got, want := job.Hard.Sub(job.Soft), 1*time.Second; got != want {
+		t.Errorf("hard − soft = %v, want %v (45 s − 44 s)", got, want)
+	}
+	if !deadlines[0].Equal(job.Hard) {
+		t.Errorf("run context deadline = %v, want the hard deadline %v", deadlines[0], job.Hard)
+	}
+}
+
+// Admission is decided once per batch: whole refusals, no item of a
+// refused batch runs, and the process and principal limits hold.
+func TestAdmission(t *testing.T) {
+	f := newFixture(t, 1)
+	echo := func(corr string) executor.Item { return item(corr, "alpha", params{Operation: "echo"}) }
+	many := func(prefix string, n int) []executor.Item {
+		items := make([]executor.Item, n)
+		for i := range items {
+			items[i] = echo(fmt.Sprintf("%s%d", prefix, i))
+		}
+		return items
+	}
+
+	a := f.computeAsync(context.Background(), batch("A", item("a0", "alpha", params{Operation: "sum", Tag: "a", Wait: "ctx"})))
+	f.started("a")
+
+	refused := []struct {
+		name string
+		b    executor.Batch
+	}{
+		{"second concurrent batch of a principal", batch("A", echo("a1"))},
+		{"empty batch", batch("E")},
+		{"batch over max_batch_items", batch("E", many("e", 5)...)},
+	}
+	for _, tt := range refused {
+		_, err := f.e.Compute(context.Background(), tt.b)
+		wantCode(t, err, toolerr.QueueFull)
+	}
+	b := f.computeAsync(context.Background(), batch("B", many("b", 4)...)) // 5 pending
+	f.waitPool("5 pending", func(p executor.PoolSnapshot) bool { return p.Pending == 5 })
+	_, err := f.e.Compute(context.Background(), batch("C", many("c", 4)...)) // would make 9
+	wantCode(t, err, toolerr.QueueFull)
+	c := f.computeAsync(context.Background(), batch("C", many("c", 3)...)) // 8
+	p := f.waitPool("8 pending, 7 queued", func(p executor.PoolSnapshot) bool { return p.Pending == 8 && p.Queued == 7 })
+	if p.Active != 1 || !p.Available || p.Resources.MemoryCapacityBytes != policy.GiB || p.Resources.MemoryReservedBytes != policy.GiB {
+		t.Errorf("pool = %+v", p)
+	}
+	_, err = f.e.Compute(context.Background(), batch("D", echo("d0")))
+	wantCode(t, err, toolerr.QueueFull)
+	if n := f.r.Calls(); n != 1 {
+		t.Fatalf("runner calls = %d, want 1: a refused batch ran", n)
+	}
+
+	f.r.release("a")
+	for _, ch := range []<-chan answer{a, b, c} {
+		ans := await(t, ch)
+		if ans.err != nil || ans.res.FailedCount != 0 {
+			t.Fatalf("admitted batch = %+v, %v", ans.res, ans.err)
+		}
+	}
+	p = f.e.Pool()
+	if p.Pending != 0 || p.Completed != 8 || p.Failed != 0 || p.Resources.MemoryReservedBytes != 0 {
+		t.Errorf("pool = %+v", p)
+	}
+	f.fullBatch("A")
+}
+
+// A principal's pending items are bounded apart from its batch count.
+func TestAdmissionPrincipalPending(t *testing.T) {
+	platform := policy.DefaultPlatform()
+	platform.MaxConcurrentBatchesPerPrincipal = 2
+	f := newFixture(t, 3, platform)
+	first := f.computeAsync(context.Background(), batch("A",
+		item("a0", "alpha", params{Operation: "sum", Tag: "a0", Wait: "ctx"}),
+		item("a1", "alpha", params{Operation: "sum", Tag: "a1", Wait: "ctx"}),
+		item("a2", "alpha", params{Operation: "sum", Tag: "a2", Wait: "ctx"})))
+	f.started("a0", "a1", "a2")
+	_, err := f.e.Compute(context.Background(), batch("A", item("x", "alpha", params{Operation: "echo"}), item("y", "alpha", params{Operation: "echo"})))
+	wantCode(t, err, toolerr.QueueFull) // 3 + 2 > 4
+	second := f.computeAsync(context.Background(), batch("A", item("z", "alpha", params{Operation: "echo"})))
+	f.waitPool("4 pending", func(p executor.PoolSnapshot) bool { return p.Pending == 4 })
+	_, err = f.e.Compute(context.Background(), batch("A", item("w", "alpha", params{Operation: "echo"})))
+	wantCode(t, err, toolerr.QueueFull) // a third batch
+	f.r.release("a0", "a1", "a2")
+	for _, ch := range []<-chan answer{first, second} {
+		if ans := await(t, ch); ans.err != nil || ans.res.FailedCount != 0 {
+			t.Fatalf("admitted batch = %+v, %v", ans.res, ans.err)
+		}
+	}
+}
+
+// Many principals hammering Compute never get more admitted than the
+// platform allows: at most one batch per principal runs, at most two jobs
+// at once, at most eight items pending.
+func TestAdmissionUnderContention(t *testing.T) {
+	const lanes, principals, submitters, rounds = 2, 8, 3, 15
+	f := newFixture(t, lanes)
+	f.r.pool = f.e.Pool
+
+	var (
+		wg               sync.WaitGroup
+		mu               sync.Mutex
+		accepted, refuse int
+		items            int
+	)
+	for pi := range principals {
+		for si := range submitters {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				principal := fmt.Sprintf("p%d", pi)
+				for k := range rounds {
+					id := fmt.Sprintf("%d-%d", si, k)
+					n := (pi+si+k)%4 + 1
+					b := batch(principal)
+					for i := range n {
+						b.Items = append(b.Items, item(fmt.Sprintf("%s/%d", id, i), "alpha",
+							params{Operation: "echo", Principal: principal, Batch: id, Value: i}))
+					}
+					res, err := f.e.Compute(context.Background(), b)
+					mu.Lock()
+					switch code, _ := toolerr.CodeOf(err); {
+					case err == nil:
+						accepted++
+						items += n
+						for i, r := range res.Results {
+							if r.CorrelationID != b.Items[i].CorrelationID || r.Status != executor.StatusSuccess {
+								t.Errorf("batch %s item %d = %+v", id, i, r)
+							}
+						}
+					case code == toolerr.QueueFull:
+						refuse++
+						time.Sleep(50 * time.Microsecond) // back off a little; never asserted
+					default:
+						t.Errorf("Compute() = %v", err)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if accepted == 0 {
+		t.Fatal("no batch was admitted")
+	}
+	p := f.e.Pool()
+	if p.Pending != 0 || p.Active != 0 || p.Queued != 0 || p.Completed != uint64(items) || p.Failed != 0 {
+		t.Errorf("pool after %d admitted batches (%d items), %d refused: %+v", accepted, items, refuse, p)
+	}
+	if f.r.maxRunning > lanes {
+		t.Errorf("%d jobs ran at once on %d lanes", f.r.maxRunning, lanes)
+	}
+	t.Logf("%d batches admitted, %d refused", accepted, refuse)
+}
+
+// Credit returns exactly once whenever the batch is cancelled: before its
+// item queues, while it waits for a lane, while its job runs and after
+// the engine confirms the end. The pool then admits a full batch again.
+func TestCancellation(t *testing.T) {
+	t.Run("before queueing", func(t *testing.T) {
+		f := newFixture(t, 2)
+		reached, proceed := make(chan struct{}), make(chan struct{})
+		executor.SetBeforeQueue(f.e, func(it executor.Item) {
+			if it.CorrelationID == "hooked" {
+				close(reached)
+				<-proceed
+			}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := f.computeAsync(ctx, batch("A", item("hooked", "alpha", params{Operation: "echo"})))
+		<-reached
+		cancel()
+		if ans := await(t, ch); !errors.Is(ans.err, context.Canceled) {
+			t.Fatalf("Compute() = %+v, %v, want context.Canceled", ans.res, ans.err)
+		}
+		if p := f.e.Pool(); p.Pending != 1 {
+			t.Errorf("pool = %+v, want the item's credit still held", p)
+		}
+		close(proceed)
+		p := f.waitIdle()
+		if p.Completed != 1 || p.Failed != 1 || f.r.Calls() != 0 {
+			t.Errorf("pool = %+v, runner calls = %d, want one failed item and no job", p, f.r.Calls())
+		}
+		f.fullBatch("A")
+	})
+	t.Run("while queued and running", func(t *testing.T) {
+		f := newFixture(t, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		running := f.computeAsync(ctx, batch("A", item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
+		f.started("run")
+		queued := f.computeAsync(ctx, batch("B", item("queued", "alpha", params{Operation: "sum", Tag: "queued", Wait: "ctx"})))
+		f.waitPool("one queued", func(p executor.PoolSnapshot) bool { return p.Queued == 1 })
+		cancel()
+		for _, ch := range []<-chan answer{running, queued} {
+			// Compute answers the context's error, or the items' failures
+			// when they all ended before it looked.
+			if ans := await(t, ch); !errors.Is(ans.err, context.Canceled) && (ans.err != nil || ans.res.FailedCount != 1) {
+				t.Fatalf("Compute() = %+v, %v, want context.Canceled", ans.res, ans.err)
+			}
+		}
+		p := f.waitIdle()
+		if p.Completed != 2 || p.Failed != 2 || f.r.Calls() != 1 || p.Degraded != 0 || p.Resources.MemoryReservedBytes != 0 {
+			t.Errorf("pool = %+v, runner calls = %d", p, f.r.Calls())
+		}
+		f.fullBatch("A")
+		f.fullBatch("B")
+	})
+	t.Run("running job ending late", func(t *testing.T) {
+		f := newFixture(t, 2)
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := f.computeAsync(ctx, batch("A",
+			item("s1", "alpha", params{Operation: "sum", Tag: "s1", Wait: "stubborn"}),
+			item("s2", "alpha", params{Operation: "sum", Tag: "s2", Wait: "stubborn"})))
+		f.started("s1", "s2")
+		cancel()
+		if ans := await(t, ch); !errors.Is(ans.err, context.Canceled) {
+			t.Fatalf("Compute() = %+v, %v, want context.Canceled", ans.res, ans.err)
+		}
+		// The jobs have not ended: their credit, lanes and the batch slot
+		// stay taken.
+		if p := f.e.Pool(); p.Pending != 2 || p.Active != 2 || p.Resources.MemoryReservedBytes != 2*policy.GiB {
+			t.Errorf("pool = %+v, want both jobs' credit and lanes held", p)
+		}
+		_, err := f.e.Compute(context.Background(), batch("A", item("x", "alpha", params{Operation: "echo"})))
+		wantCode(t, err, toolerr.QueueFull)
+		f.r.release("s1")
+		f.waitPool("one pending", func(p executor.PoolSnapshot) bool { return p.Pending == 1 && p.Active == 1 })
+		_, err = f.e.Compute(context.Background(), batch("A", item("x", "alpha", params{Operation: "echo"})))
+		wantCode(t, err, toolerr.QueueFull) // the slot waits for the batch's last item
+		f.r.release("s2")
+		p := f.waitIdle()
+		if p.Completed != 2 || p.Failed != 0 { // both jobs ended with a success nobody reads
+			t.Errorf("pool = %+v", p)
+		}
+		f.fullBatch("A")
+	})
+}
+
+// An item that cannot get a lane within its queue budget times out
+// without a job.
+func TestQueueTimeout(t *testing.T) {
+	f := newFixture(t, 1)
+	slow := f.computeAsync(context.Background(), batch("A", item("slow", "alpha", params{Operation: "sum", Tag: "slow", Wait: "ctx"})))
+	f.started("slow")
+	res := f.compute(batch("B", item("quick", "small", params{Operation: "quick"})))
+	r := res.Results[0]
+	wantCode(t, r.Error, toolerr.QueueTimeout)
+	if r.ExecutionID != "" || r.Metrics.QueueWaitMS != nil || r.Metrics.ExecutionMS != nil || r.Metrics.TotalMS == nil {
+		t.Errorf("result = %+v, want no execution", r)
+	}
+	if n := f.r.Calls(); n != 1 {
+		t.Errorf("runner calls = %d, want 1", n)
+	}
+	f.r.release("slow")
+	if ans := await(t, slow); ans.err != nil || ans.res.SuccessCount != 1 {
+		t.Fatalf("slow batch = %+v, %v", ans.res, ans.err)
+	}
+	f.fullBatch("B")
+}
+
+// A lane whose job's cleanup is not confirmed is quarantined; when every
+// lane is, the pool refuses batches and tells queued items at once.
+func TestQuarantine(t *testing.T) {
+	t.Run("pool", func(t *testing.T) {
+		f := newFixture(t, 2)
+		for i := range 2 {
+			r := f.compute(batch("A", item("leak", "alpha", params{Operation: "sum", Mode: "leak"}))).Results[0]
+			wantCode(t, r.Error, toolerr.CleanupFailed)
+			if r.ExecutionID == "" || r.Resources.Memory == nil {
+				t.Errorf("result = %+v, want the started job's id and memory", r)
+			}
+			p := f.e.Pool()
+			if p.Degraded != i+1 || p.Available != (i == 0) || p.Pending != 0 || p.Resources.MemoryReservedBytes != int64(i+1)*policy.GiB {
+				t.Errorf("after %d leaks, pool = %+v", i+1, p)
+			}
+		}
+		_, err := f.e.Compute(context.Background(), batch("A", item("c", "alpha", params{Operation: "echo"})))
+		wantCode(t, err, toolerr.ServiceUnavailable)
+		if n := f.r.Calls(); n != 2 {
+			t.Errorf("runner calls = %d, want 2", n)
+		}
+	})
+	t.Run("queued items", func(t *testing.T) {
+		f := newFixture(t, 1)
+		leak := f.computeAsync(context.Background(), batch("A",
+			item("leak", "alpha", params{Operation: "sum", Tag: "leak", Wait: "ctx", Mode: "leak"})))
+		f.started("leak")
+		next := f.computeAsync(context.Background(), batch("B", item("next", "alpha", params{Operation: "echo"})))
+		f.waitPool("one queued", func(p executor.PoolSnapshot) bool { return p.Queued == 1 })
+		f.r.release("leak")
+		for ch, code := range map[<-chan answer]toolerr.Code{leak: toolerr.CleanupFailed, next: toolerr.ServiceUnavailable} {
+			ans := await(t, ch)
+			if ans.err != nil {
+				t.Fatalf("Compute() = %v", ans.err)
+			}
+			wantCode(t, ans.res.Results[0].Error, code)
+		}
+		if p := f.e.Pool(); p.Available || p.Degraded != 1 || p.Pending != 0 || p.Queued != 0 {
+			t.Errorf("pool = %+v", p)
+		}
+	})
+}
+
+// Shutdown closes admission, cancels queued and running items and waits
+// for their engines.
+func TestShutdown(t *testing.T) {
+	t.Run("cancels and waits", func(t *testing.T) {
+		f := newFixture(t, 1)
+		running := f.computeAsync(context.Background(), batch("A", item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
+		f.started("run")
+		queued := f.computeAsync(context.Background(), batch("B", item("queued", "alpha", params{Operation: "sum", Tag: "queued", Wait: "ctx"})))
+		f.waitPool("one queued", func(p executor.PoolSnapshot) bool { return p.Queued == 1 })
+		if err := f.e.Shutdown(context.Background()); err != nil {
+			t.Fatalf("Shutdown() = %v", err)
+		}
+		if p := f.e.Pool(); p.Available || p.Pending != 0 || p.Active != 0 || p.Completed != 2 || p.Failed != 2 {
+			t.Errorf("pool after Shutdown = %+v", p)
+		}
+		for ch, code := range map[<-chan answer]toolerr.Code{
+			running: toolerr.ExecutionLimit, // what the engine said
+			queued:  toolerr.ServiceUnavailable,
+		} {
+			ans := await(t, ch)
+			if ans.err != nil {
+				t.Fatalf("Compute() = %v", ans.err)
+			}
+			wantCode(t, ans.res.Results[0].Error, code)
+		}
+		_, err := f.e.Compute(context.Background(), batch("B", item("c", "alpha", params{Operation: "echo"})))
+		wantCode(t, err, toolerr.ServiceUnavailable)
+	})
+	t.Run("engine that does not return", func(t *testing.T) {
+		f := newFixture(t, 1)
+		ch := f.computeAsync(context.Background(), batch("A", item("s", "alpha", params{Operation: "sum", Tag: "s", Wait: "stubborn"})))
+		f.started("s")
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := f.e.Shutdown(ctx); !errors.Is(err, executor.ErrShutdownIncomplete) {
+			t.Fatalf("Shutdown() = %v, want ErrShutdownIncomplete", err)
+		}
+		if p := f.e.Pool(); p.Available || p.Pending != 1 || p.Active != 1 {
+			t.Errorf("pool = %+v, want the running job's lane and credit held", p)
+		}
+		f.r.release("s")
+		if err := f.e.Shutdown(context.Background()); err != nil {
+			t.Fatalf("second Shutdown() = %v", err)
+		}
+		if ans := await(t, ch); ans.err != nil || ans.res.Results[0].Status != executor.StatusSuccess {
+			t.Errorf("Compute() = %+v, %v, want the engine's late success", ans.res, ans.err)
+		}
+	})
+}
+
+// Metrics are measured or null, never invented, and the JSON shape keeps
+// success and error exclusive.
+func TestMetricsAndJSON(t *testing.T) {
+	f := newFixture(t, 2)
+	res := f.compute(batch("p",
+		item("ok", "alpha", params{Operation: "sum", Mode: "fuel"}),
+		item("unknown", "gamma", params{Operation: "sum"}),
+		item("late", "alpha", params{Operation: "sum", Mode: "timeout"})))
+	ok, unknown, late := res.Results[0].Metrics, res.Results[1].Metrics, res.Results[2].Metrics
+
+	observed := func(name string, v *float64, want bool) {
+		t.Helper()
+		if (v != nil) != want || (v != nil && *v < 0) {
+			t.Errorf("%s = %v, want observed %v", name, v, want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		m    executor.Metrics
+		want [9]bool // queue, startup, input, compute, output, serialization, execution, cleanup, total
+	}{
+		{"success", ok, [9]bool{true, false, false, true, false, true, true, false, true}},
+		{"refusal", unknown, [9]bool{false, false, false, false, false, false, false, false, true}},
+		{"engine failure", late, [9]bool{true, true, false, false, false, false, true, false, true}},
+	} {
+		m := c.m
+		for i, v := range []*float64{m.QueueWaitMS, m.StartupMS, m.InputValidationMS, m.ComputeMS, m.OutputValidationMS,
+			m.SerializationMS, m.ExecutionMS, m.CleanupMS, m.TotalMS} {
+			observed(fmt.Sprintf("%s metric %d", c.name, i), v, c.want[i])
+		}
+	}
+	if *ok.TotalMS < *ok.ExecutionMS || *ok.TotalMS < *ok.QueueWaitMS {
+		t.Errorf("total_ms %v is shorter than execution_ms %v or queue_wait_ms %v", *ok.TotalMS, *ok.ExecutionMS, *ok.QueueWaitMS)
+	}
+
+	data, err := json.Marshal(res)
+	if err != nil {
+		t.Fatalf("Marshal() = %v", err)
+	}
+	var doc struct {
+		RequestID          string           `json:"request_id"`
+		Results            []map[string]any `json:"results"`
+		SuccessCount       *int             `json:"success_count"`
+		FailedCount        *int             `json:"failed_count"`
+		ServerProcessingMS *float64         `json:"server_processing_ms"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("Unmarshal() = %v", err)
+	}
+	if doc.RequestID != "req-p" || *doc.SuccessCount != 1 || *doc.FailedCount != 2 || doc.ServerProcessingMS == nil {
+		t.Errorf("batch JSON = %s", data)
+	}
+	keys := func(m map[string]any) []string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		return ks
+	}
+	identity := []string{"correlation_id", "tool_code", "contract_version", "implementation_version", "schema_fingerprint", "status", "metrics", "resources"}
+	for i, want := range [][]string{
+		append([]string{"execution_id", "result"}, identity...),
+		append([]string{"error"}, identity...),
+		append([]string{"execution_id", "error"}, identity...),
+	} {
+		got := doc.Results[i]
+		if !sameSet(keys(got), want) {
+			t.Errorf("result %d keys = %v, want %v", i, keys(got), want)
+		}
+		metrics := got["metrics"].(map[string]any)
+		if len(metrics) != 9 {
+			t.Errorf("result %d metrics = %v, want all nine fields", i, metrics)
+		}
+		if v, present := metrics["cleanup_ms"]; !present || v != nil {
+			t.Errorf("result %d cleanup_ms = %v, want null", i, v)
+		}
+	}
+	if r := doc.Results[0]["resources"].(map[string]any); r["fuel_used"] != float64(12345) || r["memory"] == nil {
+		t.Errorf("success resources = %v", r)
+	}
+	if r := doc.Results[1]["resources"].(map[string]any); !sameSet(keys(r), []string{"memory"}) || r["memory"] != nil {
+		t.Errorf("refusal resources = %v, want memory null and no fuel", r)
+	}
+	if e := doc.Results[1]["error"].(map[string]any); e["code"] != "unknown_tool" || e["retryable"] != false {
+		t.Errorf("refusal error = %v", e)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]bool{}
+	for _, s := range a {
+		m[s] = true
+	}
+	for _, s := range b {
+		if !m[s] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBatchRequestTimeout(t *testing.T) {
+	f := newFixture(t, 2)
+	bad := item("x", "alpha", params{})
+	bad.Parameters = []byte(`not json`)
+	tests := []struct {
+		name  string
+		items []executor.Item
+		want  time.Duration
+	}{
+		{"none", nil, 20 * time.Second},
+		{"default operation", []executor.Item{item("a", "alpha", params{Operation: "sum"})}, 20 * time.Second},
+		{"largest wins", []executor.Item{item("a", "alpha", params{Operation: "sum"}), item("b", "alpha", params{Operation: "plan"})}, 59 * time.Second},
+		{"unresolvable items ignored", []executor.Item{item("a", "gamma", params{Operation: "plan"}), item("b", "broken", params{Operation: "value"}), item("c", "alpha", params{Operation: "nope"}), bad}, 20 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := f.e.BatchRequestTimeout(tt.items); got != tt.want {
+				t.Errorf("BatchRequestTimeout() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	snap := func() *registry.Snapshot { return registry.NewSnapshot(1, nil, nil) }
+	incoherent := policy.DefaultPlatform()
+	incoherent.RequestTimeoutMS = 1
+	for _, tt := range []struct {
+		name string
+		cfg  executor.Config
+	}{
+		{"incoherent platform", executor.Config{Platform: incoherent, Snapshot: snap}},
+		{"negative lanes", executor.Config{Lanes: -1, Snapshot: snap}},
+		{"no snapshot", executor.Config{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := executor.New(tt.cfg); !errors.Is(err, executor.ErrConfig) {
+				t.Errorf("New() = %v, want ErrConfig", err)
+			}
+		})
+	}
+
+	e, err := executor.New(executor.Config{Snapshot: func() *registry.Snapshot { return nil }})
+	if err != nil {
+		t.Fatalf("New() = %v", err)
+	}
+	defer e.Shutdown(context.Background())
+	if p := e.Pool(); p.Lanes != 2 || !p.Available || p.Resources.MemoryCapacityBytes != 2*policy.GiB {
+		t.Errorf("default pool = %+v", p)
+	}
+	_, err = e.Compute(context.Background(), batch("A", item("c", "alpha", params{Operation: "sum"})))
+	wantCode(t, err, toolerr.ServiceUnavailable) // no snapshot published yet
+}

@@ -1,0 +1,5 @@
+package executor
+
+// SetBeforeQueue makes every item of e call f after its checks, before it
+// waits for a lane. Call it before the first Compute.
+func SetBeforeQueue(e *Executor, f func(Item)) { e.hooks.beforeQueue = f }

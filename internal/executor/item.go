@@ -1,0 +1,248 @@
+package executor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"toolhost/internal/engine"
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+	"toolhost/internal/schema"
+	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// issueMismatch is the issue code of a version_mismatch: its path names
+// the stale pin (contract_version, implementation_version or
+// schema_fingerprint).
+const issueMismatch = "mismatch"
+
+// fieldOperation is the parameters member that selects the operation.
+const fieldOperation = "operation"
+
+// runItem takes one admitted item to its outcome: checks, queue, job.
+// It returns only once the item owns no job, so that its caller may
+// release the item's admission credit.
+func (e *Executor) runItem(r *run, it Item) ItemResult {
+	res := ItemResult{
+		CorrelationID:         it.CorrelationID,
+		ToolCode:              it.ToolCode,
+		ContractVersion:       it.ContractVersion,
+		ImplementationVersion: it.ImplementationVersion,
+		SchemaFingerprint:     it.SchemaFingerprint,
+	}
+	fail := func(err *toolerr.Error) ItemResult {
+		res.Status = StatusError
+		res.Error = err
+		res.Metrics.TotalMS = millis(time.Since(r.admitted))
+		return res
+	}
+
+	svc, terr := lookup(r.snap, it.ToolCode)
+	if terr != nil {
+		return fail(terr)
+	}
+	if terr := pins(svc.Definition, it); terr != nil {
+		return fail(terr)
+	}
+	eff, terr := e.operation(svc, it.Parameters)
+	if terr != nil {
+		return fail(terr)
+	}
+
+	if h := e.hooks.beforeQueue; h != nil {
+		h(it)
+	}
+	if e.halted(r) {
+		return fail(e.cancelled(r.ctx))
+	}
+	if terr := e.acquire(r.ctx, r.admitted.Add(ms(eff.QueueTimeoutMS))); terr != nil {
+		return fail(terr)
+	}
+	laneStart := time.Now()
+	res.Metrics.QueueWaitMS = millis(laneStart.Sub(r.admitted))
+	if e.halted(r) {
+		// The lane came as the item was cancelled: no job was started, so
+		// the lane goes back at once.
+		e.releaseLane(0)
+		return fail(e.cancelled(r.ctx))
+	}
+
+	job := engine.Job{
+		ExecutionID: newExecutionID(),
+		ToolCode:    svc.Code(),
+		Operation:   eff,
+		Parameters:  it.Parameters,
+		Soft:        laneStart.Add(ms(eff.SoftTimeoutMS)),
+		Hard:        laneStart.Add(ms(eff.HardTimeoutMS)),
+	}
+	res.ExecutionID = job.ExecutionID
+	e.reserve(eff.MemoryLimitBytes)
+	end := e.call(r.ctx, svc.Runner, job)
+	res.Metrics.ExecutionMS = millis(time.Since(laneStart))
+	if end.confirmed {
+		e.releaseLane(eff.MemoryLimitBytes)
+	} else {
+		e.quarantine()
+		e.log.Warn("lane quarantined: job cleanup not confirmed", "tool_code", job.ToolCode, "execution_id", job.ExecutionID)
+	}
+
+	if out := end.out; out != nil {
+		res.Metrics.StartupMS = phase(out.Phases.Startup)
+		res.Metrics.InputValidationMS = phase(out.Phases.InputValidation)
+		res.Metrics.ComputeMS = phase(out.Phases.Compute)
+		res.Metrics.OutputValidationMS = phase(out.Phases.OutputValidation)
+		res.Metrics.SerializationMS = phase(out.Phases.Serialization)
+		res.Resources = Resources{Memory: out.Memory, FuelUsed: out.FuelUsed}
+	}
+	if end.err != nil {
+		var te *toolerr.Error
+		if errors.As(end.err, &te) {
+			copied := *te // the engine's error as it is: a tool's own keeps its flag and message
+			return fail(&copied)
+		}
+		e.log.Error("engine returned an error without a platform code", "tool_code", job.ToolCode, "execution_id", job.ExecutionID, "err", end.err)
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	}
+	switch out := end.out; {
+	case out == nil || out.Result == nil:
+		e.log.Error("engine returned neither a result nor an error", "tool_code", job.ToolCode, "execution_id", job.ExecutionID)
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	case int64(len(out.Result)) > eff.MaxResultBytes:
+		return fail(toolerr.New(toolerr.OutputLimitExceeded))
+	case !json.Valid(out.Result):
+		return fail(toolerr.New(toolerr.InvalidOutput))
+	}
+	res.Status = StatusSuccess
+	res.Result = json.RawMessage(end.out.Result)
+	res.Metrics.TotalMS = millis(time.Since(r.admitted))
+	return res
+}
+
+// jobEnd is how an engine's Run ended.
+type jobEnd struct {
+	out *engine.Outcome
+	err error
+	// confirmed is false when the engine could not confirm that its
+	// sandbox is gone (cleanup_failed), or panicked.
+	confirmed bool
+}
+
+// call runs job on runner under a context that ends at the job's hard
+// deadline, or earlier with the batch or Shutdown. A panicking engine
+// ends the item with execution_failed and, its sandbox being unknown,
+// with an unconfirmed cleanup.
+func (e *Executor) call(ctx context.Context, runner engine.Runner, job engine.Job) (end jobEnd) {
+	ctx, cancel := context.WithDeadline(ctx, job.Hard)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			e.log.Error("engine panicked", "tool_code", job.ToolCode, "execution_id", job.ExecutionID, "panic", v)
+			end = jobEnd{err: toolerr.New(toolerr.ExecutionFailed)}
+		}
+	}()
+	out, err := runner.Run(ctx, job)
+	code, _ := toolerr.CodeOf(err)
+	return jobEnd{out: out, err: err, confirmed: code != toolerr.CleanupFailed}
+}
+
+// halted reports whether an item must not start a job: its batch's
+// context ended, or Shutdown began (whose cancellation of the batch's
+// context runs asynchronously).
+func (e *Executor) halted(r *run) bool { return r.ctx.Err() != nil || e.stop.Err() != nil }
+
+// cancelled is the outcome of an item halted before its job started:
+// service_unavailable after Shutdown, queue_timeout at the request
+// deadline, service_unavailable when the client cancelled it (Compute has
+// then already returned, and nobody reads it).
+func (e *Executor) cancelled(ctx context.Context) *toolerr.Error {
+	if e.stop.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return toolerr.New(toolerr.QueueTimeout)
+	}
+	return toolerr.New(toolerr.ServiceUnavailable)
+}
+
+// lookup resolves code in snap: unknown_tool when it is not published,
+// tool_unavailable when it is listed but cannot run.
+func lookup(snap *registry.Snapshot, code string) (*registry.Service, *toolerr.Error) {
+	svc, ok := snap.Service(code)
+	if !ok {
+		return nil, toolerr.New(toolerr.UnknownTool)
+	}
+	if svc.Unavailable != nil || svc.Runner == nil {
+		return nil, toolerr.New(toolerr.ToolUnavailable)
+	}
+	return svc, nil
+}
+
+// pins compares an item's pins with the live definition; a stale pin is a
+// version_mismatch with one issue per stale field.
+func pins(d *tooldef.Definition, it Item) *toolerr.Error {
+	var issues []toolerr.Issue
+	if it.ContractVersion != d.ContractVersion {
+		issues = append(issues, toolerr.NewIssue(issueMismatch, "contract_version"))
+	}
+	if it.ImplementationVersion != d.ImplementationVersion {
+		issues = append(issues, toolerr.NewIssue(issueMismatch, "implementation_version"))
+	}
+	if it.SchemaFingerprint != d.Fingerprint {
+		issues = append(issues, toolerr.NewIssue(issueMismatch, "schema_fingerprint"))
+	}
+	if len(issues) > 0 {
+		return toolerr.New(toolerr.VersionMismatch, issues...)
+	}
+	return nil
+}
+
+// operation reads the operation of an item's parameters and returns its
+// effective policy: input_limit_exceeded past the platform's or the
+// operation's parameter bytes or nesting depth, invalid_parameters when
+// the parameters are not an object with a string "operation" the service
+// declares. Only the operation is read; the engine validates the rest.
+func (e *Executor) operation(svc *registry.Service, params []byte) (policy.Effective, *toolerr.Error) {
+	if int64(len(params)) > e.platform.MaxParameterBytes {
+		return policy.Effective{}, toolerr.New(toolerr.InputLimitExceeded)
+	}
+	doc, err := wire.Decode(params, wire.Limits{MaxDepth: e.platform.MaxJSONDepth})
+	switch {
+	case errors.Is(err, wire.ErrTooDeep):
+		return policy.Effective{}, toolerr.New(toolerr.InputLimitExceeded)
+	case err != nil:
+		return policy.Effective{}, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return policy.Effective{}, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueType))
+	}
+	v, ok := obj[fieldOperation]
+	if !ok {
+		return policy.Effective{}, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueRequired, fieldOperation))
+	}
+	name, ok := v.(string)
+	if !ok {
+		return policy.Effective{}, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueType, fieldOperation))
+	}
+	eff, ok := svc.Effective[name]
+	if !ok {
+		return policy.Effective{}, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueEnum, fieldOperation))
+	}
+	if int64(len(params)) > eff.MaxParameterBytes {
+		return policy.Effective{}, toolerr.New(toolerr.InputLimitExceeded)
+	}
+	return eff, nil
+}
+
+// newExecutionID returns 16 random bytes in hex.
+func newExecutionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails: crypto/rand aborts the program instead
+	return hex.EncodeToString(b[:])
+}
+
+// ms converts a policy value in milliseconds to a Duration.
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
