@@ -29,19 +29,23 @@ wasm:
 		GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $(WASM_DIR)/$$name.wasm ./$$dir || exit 1; \
 	done
 
-## run: build the binary and the bundled tools, then use them: list the
-## tools folder and run one item of each package. (It will serve once the
-## HTTP surface lands.)
+## run: build the binary and the bundled tools, then serve on ADDR with
+## the tools folder wasm/ and the data folder data/ (SIGINT or SIGTERM
+## drains and stops). Make a token first: bin/toolhost token create --user NAME.
+ADDR     ?= :8080
+DATA_DIR ?= data
 run: build wasm
-	$(BIN) list --tools-dir $(WASM_DIR)
-	echo '{"operation":"digest","text":"abc","algorithm":"sha256","encoding":"hex"}' | $(BIN) run hash --tools-dir $(WASM_DIR)
-	echo '{"operation":"convert","text":"Héllo Wörld example","to":"kebab"}' | $(BIN) run case --tools-dir $(WASM_DIR)
-	echo '{"operation":"format","text":"{\"b\":[1,2],\"a\":\"é\"}","indent":2,"sort_keys":true}' | $(BIN) run json --tools-dir $(WASM_DIR)
-	$(BIN) policy -operation testdata/examples/allocator/plan.operation.json
+	$(BIN) serve --addr $(ADDR) --tools-dir $(WASM_DIR) --data-dir $(DATA_DIR)
 
-## test: every test, fuzz seed corpora included.
+# Packages whose tests are about concurrency: `make test` runs them again
+# under the race detector (which needs cgo).
+RACE_PKGS = ./internal/executor ./internal/registry ./internal/server ./internal/auth ./internal/store
+
+## test: every test, fuzz seed corpora included, then the concurrency
+## packages under -race.
 test: wasm
 	$(GO) test -count=1 ./...
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 
 ## bench: the benchmarks, recorded in docs/performance.md.
 bench: wasm

@@ -1,15 +1,21 @@
-// Command toolhost is the Toolhost binary. Until the server lands it offers
-// the contract kernel's checks on the command line:
+// Command toolhost is the Toolhost binary: the server and the commands
+// around it.
 //
+//	toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data]  serve the API (flags also from $TOOLHOST_*)
 //	toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR]   run one item, print its result
 //	toolhost list [--tools-dir DIR]                            the services of the tools folder
 //	toolhost check MODULE.wasm                                 a module's services, or why it was refused
 //	toolhost check INPUT OUTPUT OPERATION…                     profile-check a schema pair, print its fingerprint
 //	toolhost policy [-operation FILE]                          the platform policy, or an operation's effective policy
+//	toolhost token create --user NAME [--data-dir DIR]         a new API token for NAME (the account is made if missing)
+//	toolhost user disable|enable NAME [--data-dir DIR]         disable or enable an account and all its tokens
 //	toolhost version                                           the build's version
 //
-// Every command writes canonical JSON to stdout and exits 1 on a refusal or
-// a failed item (the platform error is printed), 2 on a usage error.
+// Every command writes canonical JSON to stdout, except serve, which logs to
+// stderr, token create, which prints the bare token (shown once), and user,
+// which prints nothing. Every
+// command exits 1 on a refusal or a failed item (the platform error is
+// printed), 2 on a usage error.
 package main
 
 import (
@@ -23,11 +29,14 @@ import (
 var errUsage = errors.New("usage")
 
 const usage = `usage:
+  toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data] [--cache-dir DIR] [--log-format text|json]
   toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR]
   toolhost list [--tools-dir DIR] [--cache-dir DIR]
   toolhost check MODULE.wasm
   toolhost check INPUT_SCHEMA OUTPUT_SCHEMA OPERATION...
   toolhost policy [-operation FILE]
+  toolhost token create --user NAME [--data-dir DIR]
+  toolhost user disable|enable NAME [--data-dir DIR]
   toolhost version
 `
 
@@ -55,6 +64,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runRun(args[1:], stdin, stdout)
 	case "list":
 		err = runList(args[1:], stdout)
+	case "serve":
+		err = runServe(args[1:], stderr)
+	case "token":
+		err = runToken(args[1:], stdout)
+	case "user":
+		err = runUser(args[1:])
 	case "version":
 		_, err = fmt.Fprintln(stdout, version())
 	case "help", "-h", "--help":

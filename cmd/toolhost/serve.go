@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"toolhost/internal/server"
+)
+
+// envOr returns the environment variable name's value, or def.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// runServe is `serve`: it serves the API until SIGTERM or SIGINT, then
+// drains — /readyz turns 503, requests in flight finish within the
+// shutdown timeout, the executor cancels and reaps what is left — and
+// exits.
+func runServe(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var data dataFlags
+	data.register(fs)
+	addr := fs.String("addr", envOr("TOOLHOST_ADDR", ":8080"), "the address to listen on ($TOOLHOST_ADDR)")
+	toolsDir := fs.String("tools-dir", envOr("TOOLHOST_TOOLS_DIR", "wasm"), "the drop-in folder of tool modules ($TOOLHOST_TOOLS_DIR)")
+	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
+	logFormat := fs.String("log-format", envOr("TOOLHOST_LOG_FORMAT", "text"), "text or json ($TOOLHOST_LOG_FORMAT)")
+	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long requests in flight may take to finish on shutdown")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	var handler slog.Handler
+	switch *logFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, nil)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, nil)
+	default:
+		return fmt.Errorf("%w: --log-format is text or json", errUsage)
+	}
+	log := slog.New(handler)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	srv, err := server.New(ctx, server.Config{
+		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err = <-served: // the listener failed
+	case <-ctx.Done():
+		log.Info("shutting down")
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
+	defer cancel()
+	if serr := srv.Shutdown(sctx); serr != nil {
+		log.Error("shutdown incomplete", "err", serr)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	log.Info("stopped")
+	return err
+}

@@ -1,0 +1,195 @@
+// Package api serves Toolhost over HTTP with gin: the authenticated
+// seed-000 routes (catalog, compute, diagnostics) under /api/v1/tools, and
+// the process probes /healthz and /readyz. It owns the transport: bounded
+// body reads, strict JSON, envelope validation, request deadlines, status
+// codes and problem documents. What an item does is the executor's.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/executor"
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+)
+
+// Prefix is where the API is mounted.
+const Prefix = "/api/v1"
+
+// Accounts resolves a bearer token to the principal of an active account.
+type Accounts interface {
+	// Principal returns a stable, opaque principal key for token, or an
+	// error when the token is unknown or its account disabled: both are a
+	// 401, and the API does not say which.
+	Principal(ctx context.Context, token string) (string, error)
+}
+
+// Executor is the per-process executor the compute route hands batches to.
+type Executor interface {
+	Compute(ctx context.Context, b executor.Batch) (*executor.BatchResult, error)
+	BatchRequestTimeout(items []executor.Item) time.Duration
+	Pool() executor.PoolSnapshot
+}
+
+// Capabilities are the process's enforcement capabilities, for diagnostics.
+type Capabilities struct {
+	// Memory is the memory enforcement mode of native jobs (an
+	// engine.Memory* mode).
+	Memory string `json:"memory"`
+	// WASMMemory is the memory enforcement of WASM items.
+	WASMMemory string `json:"wasm_memory"`
+}
+
+// Config is what the server needs.
+type Config struct {
+	Platform     policy.Platform
+	Accounts     Accounts
+	Executor     Executor
+	Snapshot     func() *registry.Snapshot
+	Capabilities Capabilities
+	// RuntimeID is the opaque identifier of this process in diagnostics.
+	RuntimeID string
+	Logger    *slog.Logger
+}
+
+// Server is the HTTP surface. Create it with New.
+type Server struct {
+	cfg      Config
+	engine   *gin.Engine
+	draining atomic.Bool
+}
+
+// New returns a Server. gin runs in release mode: the server logs through
+// cfg.Logger only.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	s := &Server{cfg: cfg, engine: gin.New()}
+	s.engine.HandleMethodNotAllowed = true
+	s.engine.Use(s.recoverer, s.accessLog)
+	s.engine.NoRoute(func(c *gin.Context) { problem(c, http.StatusNotFound, "not_found", "No such route.") })
+	s.engine.NoMethod(func(c *gin.Context) {
+		problem(c, http.StatusMethodNotAllowed, "method_not_allowed", "The route does not take this method.")
+	})
+	s.engine.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	s.engine.GET("/readyz", s.ready)
+
+	tools := s.engine.Group(Prefix+"/tools", s.authenticate)
+	tools.GET("/catalog", s.catalog)
+	tools.POST("/compute", s.compute)
+	tools.GET("/diagnostics", s.diagnostics)
+	return s
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Drain marks the server as draining: /readyz answers 503 so that a load
+// balancer stops sending requests, while requests in flight finish.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+func (s *Server) ready(c *gin.Context) {
+	if s.draining.Load() {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+}
+
+// principalKey is where authenticate leaves the caller's principal.
+const principalKey = "toolhost.principal"
+
+// authenticate is the active-account boundary of the seed-000 routes: a
+// bearer token of an enabled account, or 401.
+func (s *Server) authenticate(c *gin.Context) {
+	token, ok := bearer(c.GetHeader("Authorization"))
+	if !ok {
+		unauthorized(c)
+		return
+	}
+	principal, err := s.cfg.Accounts.Principal(c.Request.Context(), token)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			s.cfg.Logger.Debug("token refused", "err", err)
+		}
+		unauthorized(c)
+		return
+	}
+	c.Set(principalKey, principal)
+	c.Next()
+}
+
+func unauthorized(c *gin.Context) {
+	c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
+	problem(c, http.StatusUnauthorized, "unauthorized", "A valid bearer token of an active account is required.")
+}
+
+// bearer returns the token of an "Authorization: Bearer TOKEN" header.
+func bearer(h string) (string, bool) {
+	const scheme = "bearer "
+	if len(h) <= len(scheme) || !equalFold(h[:len(scheme)], scheme) {
+		return "", false
+	}
+	t := h[len(scheme):]
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] >= 0x7f {
+			return "", false
+		}
+	}
+	return t, true
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverer turns a panic in a handler into a logged 500 problem, never a
+// dropped connection; it is a bug when it runs.
+func (s *Server) recoverer(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.cfg.Logger.Error("handler panicked", "path", c.FullPath(), "panic", r)
+			if !c.Writer.Written() {
+				problem(c, http.StatusInternalServerError, "internal_error", "The server failed to handle the request.")
+			}
+			c.Abort()
+		}
+	}()
+	c.Next()
+}
+
+// accessLog logs each request's route, status and duration: never a body,
+// a query or a header.
+func (s *Server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	s.cfg.Logger.Info("request",
+		"method", c.Request.Method,
+		"route", c.FullPath(),
+		"status", c.Writer.Status(),
+		"duration_ms", float64(time.Since(start).Microseconds())/1e3)
+}

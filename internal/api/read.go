@@ -1,0 +1,79 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/catalog"
+	"toolhost/internal/executor"
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+)
+
+func (s *Server) catalog(c *gin.Context) {
+	writeJSON(c, http.StatusOK, "application/json", catalog.Build(s.cfg.Platform, s.cfg.Snapshot()))
+}
+
+// Diagnostics is the process-local diagnostics document. It describes this
+// API process only, and never holds scenarios, results, tokens or logs.
+type Diagnostics struct {
+	Scope        string                `json:"scope"`
+	RuntimeID    string                `json:"runtime_id"`
+	Generation   uint64                `json:"generation"`
+	Policy       policy.Platform       `json:"policy"`
+	Descriptors  []DiagnosedService    `json:"descriptors"`
+	Failures     []registry.Failure    `json:"failures"`
+	Capabilities Capabilities          `json:"capabilities"`
+	Pool         executor.PoolSnapshot `json:"pool"`
+}
+
+// DiagnosedService is a loaded descriptor with its availability.
+type DiagnosedService struct {
+	catalog.Descriptor
+	Source string `json:"source"`
+	// Available is false for a service whose operation policy cannot be
+	// clamped; Reason then says so.
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+func (s *Server) diagnostics(c *gin.Context) {
+	snap := s.cfg.Snapshot()
+	d := Diagnostics{
+		Scope:        "api_process",
+		RuntimeID:    s.cfg.RuntimeID,
+		Generation:   snap.Generation(),
+		Policy:       s.cfg.Platform,
+		Descriptors:  []DiagnosedService{},
+		Failures:     snap.Failures(),
+		Capabilities: s.cfg.Capabilities,
+		Pool:         s.cfg.Executor.Pool(),
+	}
+	for _, svc := range snap.Services() {
+		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source, Available: svc.Unavailable == nil}
+		if svc.Unavailable != nil {
+			ds.Reason = string(svc.Unavailable.Code)
+		}
+		d.Descriptors = append(d.Descriptors, ds)
+	}
+	if d.Failures == nil {
+		d.Failures = []registry.Failure{}
+	}
+	writeJSON(c, http.StatusOK, "application/json", d)
+}
+
+// writeJSON writes v as compact UTF-8 JSON (no HTML escaping).
+func writeJSON(c *gin.Context, status int, contentType string, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		c.Data(http.StatusInternalServerError, "application/problem+json",
+			[]byte(`{"type":"`+ProblemType+`internal_error","title":"Internal Server Error","status":500,"code":"internal_error"}`))
+		return
+	}
+	c.Data(status, contentType+"; charset=utf-8", bytes.TrimRight(buf.Bytes(), "\n"))
+}

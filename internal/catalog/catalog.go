@@ -1,0 +1,124 @@
+// Package catalog projects a registry snapshot into the descriptors callers
+// read: the seed-000 catalogue (version "2") and the descriptors of the
+// process diagnostics. It only reads the snapshot; it never runs a tool.
+package catalog
+
+import (
+	"slices"
+	"strings"
+
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+	"toolhost/internal/tooldef"
+)
+
+// Version is the catalogue's contract version.
+const Version = "2"
+
+// Catalog is the seed-000 catalogue: the effective platform policy, one
+// full descriptor per healthy service, and coarse summaries of the codes
+// that are known but cannot run.
+type Catalog struct {
+	Version     string          `json:"version"`
+	Policy      policy.Platform `json:"policy"`
+	Items       []Descriptor    `json:"items"`
+	Unavailable []Unavailable   `json:"unavailable"`
+}
+
+// Descriptor is one service as callers see it. Operations carry the
+// effective (clamped) limits, the ones the executor enforces; they are not
+// part of the schema fingerprint.
+type Descriptor struct {
+	ToolCode              string                  `json:"tool_code"`
+	Name                  string                  `json:"name"`
+	Description           string                  `json:"description"`
+	NameI18nKey           *string                 `json:"name_i18n_key"`
+	DescriptionI18nKey    *string                 `json:"description_i18n_key"`
+	I18n                  map[string]tooldef.Text `json:"i18n"`
+	Category              string                  `json:"category"`
+	IconKey               string                  `json:"icon_key"`
+	UI                    tooldef.UI              `json:"ui"`
+	Documentation         tooldef.Documentation   `json:"documentation"`
+	ContractVersion       string                  `json:"contract_version"`
+	ImplementationVersion string                  `json:"implementation_version"`
+	SchemaFingerprint     string                  `json:"schema_fingerprint"`
+	Operations            []policy.Effective      `json:"operations"`
+	// InputSchema and OutputSchema are the full schemas, local $defs and
+	// references included.
+	InputSchema  any `json:"input_schema"`
+	OutputSchema any `json:"output_schema"`
+}
+
+// Unavailable is a coarse summary of a code that is known but cannot run:
+// the catalogue says that it exists and why in one word, no more
+// (diagnostics has the sanitised detail).
+type Unavailable struct {
+	ToolCode string `json:"tool_code"`
+	// Reason is UnavailablePolicy or UnavailableRegistration.
+	Reason string `json:"reason"`
+}
+
+// The coarse unavailable reasons.
+const (
+	// UnavailablePolicy: an operation policy cannot be clamped to the
+	// platform (invalid_operation_policy).
+	UnavailablePolicy = "invalid_operation_policy"
+	// UnavailableRegistration: the code's registration failed (a
+	// duplicate, a module that did not load, a refused definition).
+	UnavailableRegistration = "registration_failed"
+)
+
+// Build returns the catalogue of snapshot s under platform policy p.
+func Build(p policy.Platform, s *registry.Snapshot) *Catalog {
+	c := &Catalog{Version: Version, Policy: p, Items: []Descriptor{}, Unavailable: []Unavailable{}}
+	listed := map[string]bool{}
+	for _, svc := range s.Services() {
+		listed[svc.Code()] = true
+		if svc.Unavailable != nil {
+			c.Unavailable = append(c.Unavailable, Unavailable{ToolCode: svc.Code(), Reason: UnavailablePolicy})
+			continue
+		}
+		c.Items = append(c.Items, Describe(svc))
+	}
+	for _, f := range s.Failures() {
+		if f.ToolCode == "" || listed[f.ToolCode] {
+			continue
+		}
+		listed[f.ToolCode] = true
+		c.Unavailable = append(c.Unavailable, Unavailable{ToolCode: f.ToolCode, Reason: UnavailableRegistration})
+	}
+	slices.SortFunc(c.Unavailable, func(a, b Unavailable) int { return strings.Compare(a.ToolCode, b.ToolCode) })
+	return c
+}
+
+// Describe returns the descriptor of svc. The operations of a service
+// whose policy cannot be clamped are listed with their names only.
+func Describe(svc *registry.Service) Descriptor {
+	d := svc.Definition
+	ops := make([]policy.Effective, 0, len(d.Operations))
+	for _, name := range d.OperationNames() {
+		eff, ok := svc.Effective[name]
+		if !ok {
+			eff = policy.Effective{Name: name}
+		}
+		ops = append(ops, eff)
+	}
+	return Descriptor{
+		ToolCode:              d.ToolCode,
+		Name:                  d.Name,
+		Description:           d.Description,
+		NameI18nKey:           d.NameI18nKey,
+		DescriptionI18nKey:    d.DescriptionI18nKey,
+		I18n:                  d.I18n,
+		Category:              d.Category,
+		IconKey:               d.IconKey,
+		UI:                    d.UI,
+		Documentation:         d.Documentation,
+		ContractVersion:       d.ContractVersion,
+		ImplementationVersion: d.ImplementationVersion,
+		SchemaFingerprint:     d.Fingerprint,
+		Operations:            ops,
+		InputSchema:           d.InputSchema,
+		OutputSchema:          d.OutputSchema,
+	}
+}
