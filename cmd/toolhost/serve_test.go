@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets a test run this binary as the toolhost command: with
+// TOOLHOST_TEST_AS_MAIN set, the test binary is toolhost.
+func TestMain(m *testing.M) {
+	if os.Getenv("TOOLHOST_TEST_AS_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// serve runs `toolhost serve` as a child process: it answers /readyz, then
+// SIGTERM drains it and it exits 0, having said so in its log.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--tools-dir", t.TempDir(),
+		"--data-dir", t.TempDir(), "--cache-dir", t.TempDir(), "--log-format", "json")
+	cmd.Env = append(os.Environ(), "TOOLHOST_TEST_AS_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logs := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+		}
+		logs <- b.String()
+	}()
+	ready := false
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			ready = true
+			break
+		}
+	}
+	if !ready {
+		cmd.Process.Kill()
+		t.Fatalf("the server never became ready; log:\n%s", <-logs)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	log := <-logs
+	if err != nil {
+		t.Fatalf("serve exited with %v; log:\n%s", err, log)
+	}
+	for _, want := range []string{`"msg":"serving"`, `"msg":"shutting down"`, `"msg":"stopped"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+}

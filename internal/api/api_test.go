@@ -1,0 +1,51 @@
+package api
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestReadyzWhileDraining(t *testing.T) {
+	s := New(Config{})
+	get := func(path string) int {
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		return rec.Code
+	}
+	if got := get("/readyz"); got != http.StatusOK {
+		t.Fatalf("readyz before draining: %d", got)
+	}
+	s.Drain()
+	if got := get("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("readyz while draining: %d, want 503", got)
+	}
+	if got := get("/healthz"); got != http.StatusOK {
+		t.Errorf("healthz while draining: %d, want 200", got)
+	}
+	if got := get("/nowhere"); got != http.StatusNotFound {
+		t.Errorf("unknown route: %d", got)
+	}
+}
+
+func TestBearer(t *testing.T) {
+	tests := []struct {
+		header, token string
+		ok            bool
+	}{
+		{"Bearer th_abc", "th_abc", true},
+		{"bearer th_abc", "th_abc", true},
+		{"BEARER th_abc", "th_abc", true},
+		{"Bearer ", "", false},
+		{"Basic dXNlcjpwYXNz", "", false},
+		{"Bearer th abc", "", false},
+		{"Bearer th_\x7f", "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := bearer(tt.header)
+		if got != tt.token || ok != tt.ok {
+			t.Errorf("bearer(%q) = %q, %v; want %q, %v", tt.header, got, ok, tt.token, tt.ok)
+		}
+	}
+}
