@@ -1,0 +1,114 @@
+// Package native is the contract of native tool packages: tools compiled
+// into the binary whose work needs an engine that cannot run in WebAssembly
+// (a MILP solver, qpdf, pdftoppm). A package declares its services in the
+// same JSON shape as a WASM module's describe output (docs/guest-abi.md) and
+// computes inside a supervised worker process (package supervisor), never
+// in the server process. The worker validates the parameters against the
+// input schema before Compute and the result against the output schema
+// after it; a package computes on valid input only.
+package native
+
+import (
+	"context"
+	"os/exec"
+	"time"
+
+	"toolhost/internal/toolerr"
+)
+
+// Package is one native tool package.
+type Package struct {
+	// Name names the package: "builtin/<Name>" in sources and failures.
+	// It matches [a-z][a-z0-9_]*.
+	Name string
+	// Declaration is the package declaration (tooldef JSON).
+	Declaration []byte
+	// Engines are the executables the package runs, looked up on PATH.
+	// When one is missing, every service of the package is listed as
+	// unavailable with a reason and refused; nothing is faked.
+	Engines []string
+	// Compute computes one item. It returns the result document (JSON; the
+	// worker validates and canonicalises it) or an error: a *toolerr.Error
+	// for a tool error (a checkpoint's execution_limit, a domain refusal
+	// raised with toolerr.Raised), anything else becomes execution_failed.
+	Compute func(ctx *Context, call Call) ([]byte, error)
+}
+
+// Call is one item: the service, the operation and the caller's
+// parameters, already validated against the input schema.
+type Call struct {
+	ToolCode, Operation string
+	// Parameters is the parameters document, canonical JSON.
+	Parameters []byte
+}
+
+// MissingEngines returns the executables of p not found on PATH.
+func (p *Package) MissingEngines() []string {
+	var missing []string
+	for _, e := range p.Engines {
+		if _, err := exec.LookPath(e); err != nil {
+			missing = append(missing, e)
+		}
+	}
+	return missing
+}
+
+// Context is what a native computation sees of its execution: its
+// identifier, its cancellation, and the cooperative deadlines of the seed
+// contract ("Synchronous computation"). It carries no principal.
+type Context struct {
+	ctx           context.Context
+	executionID   string
+	soft          time.Time
+	engineTimeout time.Duration
+	claimed       bool
+}
+
+// NewContext returns the Context of one execution: ctx ends at the hard
+// deadline or on cancellation, soft is the soft deadline, engineTimeout
+// the operation's effective engine budget.
+func NewContext(ctx context.Context, executionID string, soft time.Time, engineTimeout time.Duration) *Context {
+	return &Context{ctx: ctx, executionID: executionID, soft: soft, engineTimeout: engineTimeout}
+}
+
+// Context returns the execution's context: engines started with
+// exec.CommandContext on it end with the execution.
+func (c *Context) Context() context.Context { return c.ctx }
+
+// ExecutionID identifies the execution.
+func (c *Context) ExecutionID() string { return c.executionID }
+
+// Checkpoint returns an execution_limit error (retryable) once the
+// execution is cancelled or its soft deadline has passed; nil otherwise.
+// Call it at bounded intervals.
+func (c *Context) Checkpoint() error {
+	if c.ctx.Err() != nil || !time.Now().Before(c.soft) {
+		return toolerr.New(toolerr.ExecutionLimit)
+	}
+	return nil
+}
+
+// Window is a claimed engine window: the engine must finish by Deadline,
+// and is given Timeout as its own time budget.
+type Window struct {
+	Deadline time.Time
+	Timeout  time.Duration
+}
+
+// ClaimEngineWindow claims the one engine window of the execution: it runs
+// a checkpoint, then returns execution_limit unless the time left before
+// the soft deadline holds the engine budget plus postEngineReserve, the
+// time the caller needs after the engine for its own work. There is one
+// window per item: a second claim is refused the same way, as the WASM
+// host refuses it. A Context is used by one goroutine.
+func (c *Context) ClaimEngineWindow(postEngineReserve time.Duration) (Window, error) {
+	if err := c.Checkpoint(); err != nil {
+		return Window{}, err
+	}
+	now := time.Now()
+	if c.claimed || postEngineReserve < 0 || c.engineTimeout <= 0 || c.soft.Sub(now) < c.engineTimeout+postEngineReserve {
+		return Window{}, toolerr.New(toolerr.ExecutionLimit)
+	}
+	c.claimed = true
+	return Window{Deadline: now.Add(c.engineTimeout), Timeout: c.engineTimeout}, nil
+}
