@@ -294,6 +294,12 @@ func declaration() ([]byte, error) {
 	return registration.declaration, registration.err
 }
 
+// Declaration returns p's declaration document, checked in full, as the
+// describe export would emit it, without registering p. It is for hosts
+// that compile packages into their own binary and derive the schemas from
+// the same Go types (Toolhost's native packages).
+func (p Package) Declaration() ([]byte, error) { return declare(p) }
+
 // Describe returns the declaration document the describe export emits
 // for the registered package, or an *Error (execution_failed) saying why
 // the declaration is refused. Tool authors call it from host tests.

@@ -10,11 +10,24 @@ package native
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"time"
 
+	"toolhost/guest"
 	"toolhost/internal/toolerr"
 )
+
+// InWorker is the guest Compute of a native service. A native package
+// declares its services with the guest SDK's types, so that their schemas
+// are derived from the same Go types its computation decodes into
+// (guest.Package.Declaration); the computation itself runs in a worker
+// through Package.Compute, and this function, which only marks the service
+// as computed elsewhere, is never called.
+func InWorker[In, Out any](*guest.Context, In) (Out, error) {
+	var out Out
+	return out, errors.New("native: a native service computes in its worker")
+}
 
 // Package is one native tool package.
 type Package struct {
