@@ -11,6 +11,7 @@ import (
 	"toolhost/internal/executor"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
+	"toolhost/internal/toolerr"
 )
 
 func (s *Server) catalog(c *gin.Context) {
@@ -34,10 +35,11 @@ type Diagnostics struct {
 type DiagnosedService struct {
 	catalog.Descriptor
 	Source string `json:"source"`
-	// Available is false for a service whose operation policy cannot be
-	// clamped; Reason then says so.
-	Available bool   `json:"available"`
-	Reason    string `json:"reason,omitempty"`
+	// Available is false for a service that is listed but cannot run;
+	// Unavailable then says why: invalid_operation_policy, or
+	// tool_unavailable with an engine_missing issue per missing engine.
+	Available   bool           `json:"available"`
+	Unavailable *toolerr.Error `json:"unavailable,omitempty"`
 }
 
 func (s *Server) diagnostics(c *gin.Context) {
@@ -53,10 +55,8 @@ func (s *Server) diagnostics(c *gin.Context) {
 		Pool:         s.cfg.Executor.Pool(),
 	}
 	for _, svc := range snap.Services() {
-		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source, Available: svc.Unavailable == nil}
-		if svc.Unavailable != nil {
-			ds.Reason = string(svc.Unavailable.Code)
-		}
+		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source,
+			Available: svc.Unavailable == nil, Unavailable: svc.Unavailable}
 		d.Descriptors = append(d.Descriptors, ds)
 	}
 	if d.Failures == nil {

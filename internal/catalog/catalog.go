@@ -10,6 +10,7 @@ import (
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
 )
 
 // Version is the catalogue's contract version.
@@ -54,7 +55,8 @@ type Descriptor struct {
 // (diagnostics has the sanitised detail).
 type Unavailable struct {
 	ToolCode string `json:"tool_code"`
-	// Reason is UnavailablePolicy or UnavailableRegistration.
+	// Reason is UnavailablePolicy, UnavailableRegistration or
+	// UnavailableEngine.
 	Reason string `json:"reason"`
 }
 
@@ -66,6 +68,9 @@ const (
 	// UnavailableRegistration: the code's registration failed (a
 	// duplicate, a module that did not load, a refused definition).
 	UnavailableRegistration = "registration_failed"
+	// UnavailableEngine: the native engine the service runs is missing on
+	// this host.
+	UnavailableEngine = "engine_missing"
 )
 
 // Build returns the catalogue of snapshot s under platform policy p.
@@ -75,7 +80,11 @@ func Build(p policy.Platform, s *registry.Snapshot) *Catalog {
 	for _, svc := range s.Services() {
 		listed[svc.Code()] = true
 		if svc.Unavailable != nil {
-			c.Unavailable = append(c.Unavailable, Unavailable{ToolCode: svc.Code(), Reason: UnavailablePolicy})
+			reason := UnavailableEngine
+			if svc.Unavailable.Code == toolerr.InvalidOperationPolicy {
+				reason = UnavailablePolicy
+			}
+			c.Unavailable = append(c.Unavailable, Unavailable{ToolCode: svc.Code(), Reason: reason})
 			continue
 		}
 		c.Items = append(c.Items, Describe(svc))

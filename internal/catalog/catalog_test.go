@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"toolhost/internal/catalog"
@@ -54,7 +55,11 @@ func TestBuild(t *testing.T) {
 	broken.ToolCode = "broken_policy"
 	unusable := &registry.Service{Definition: &broken, Source: "b.wasm",
 		Unavailable: toolerr.New(toolerr.InvalidOperationPolicy)}
-	snap := registry.NewSnapshot(1, []*registry.Service{unusable, healthy}, []registry.Failure{
+	engineless := *d
+	engineless.ToolCode = "needs_engine"
+	missing := &registry.Service{Definition: &engineless, Source: "builtin/x", Effective: effective(t, p, d),
+		Unavailable: toolerr.New(toolerr.ToolUnavailable, toolerr.NewIssue(registry.IssueEngineMissing, "cbc"))}
+	snap := registry.NewSnapshot(1, []*registry.Service{unusable, healthy, missing}, []registry.Failure{
 		{File: "dup.wasm", ToolCode: "dup_code", Reason: registry.ReasonDuplicateCode},
 		{File: "other.wasm", ToolCode: "dup_code", Reason: registry.ReasonDuplicateCode},
 		{File: "garbage.wasm", Reason: registry.ReasonImportFailed},
@@ -69,8 +74,9 @@ func TestBuild(t *testing.T) {
 	want := []catalog.Unavailable{
 		{ToolCode: "broken_policy", Reason: catalog.UnavailablePolicy},
 		{ToolCode: "dup_code", Reason: catalog.UnavailableRegistration},
+		{ToolCode: "needs_engine", Reason: catalog.UnavailableEngine},
 	}
-	if len(c.Unavailable) != len(want) || c.Unavailable[0] != want[0] || c.Unavailable[1] != want[1] {
+	if !slices.Equal(c.Unavailable, want) {
 		t.Errorf("unavailable %+v, want %+v", c.Unavailable, want)
 	}
 	item := c.Items[0]

@@ -189,6 +189,15 @@ func builtinPkg(b Builtin, platform policy.Platform, log *slog.Logger) *pkg {
 			effective[op.Policy.Name] = eff
 		}
 		svc.Effective = effective
+		if len(b.MissingEngines) > 0 && svc.Unavailable == nil {
+			log.Warn("registry: builtin service unavailable: its engines are missing on this host",
+				"package", source, "tool_code", d.ToolCode, "missing", b.MissingEngines)
+			issues := make([]toolerr.Issue, len(b.MissingEngines))
+			for i, e := range b.MissingEngines {
+				issues[i] = toolerr.NewIssue(IssueEngineMissing, e)
+			}
+			svc.Unavailable = toolerr.New(toolerr.ToolUnavailable, issues...)
+		}
 		p.claims = append(p.claims, claim{code: d.ToolCode, service: svc})
 	}
 	return p

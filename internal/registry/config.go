@@ -76,6 +76,10 @@ type Builtin struct {
 	// Runner runs the items of every service of the package. The registry
 	// never closes it.
 	Runner engine.Runner
+	// MissingEngines names the executables the package needs that the host
+	// lacks. Its services are then published unavailable (tool_unavailable,
+	// one engine_missing issue per engine): listed and refused, never run.
+	MissingEngines []string
 }
 
 var builtinName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)

@@ -265,6 +265,30 @@ func TestBuiltinsWithoutFolder(t *testing.T) {
 	}
 }
 
+// A builtin whose engine is missing is listed, unavailable, with the
+// engine named; it is not a failure and it still claims its code.
+func TestBuiltinMissingEngine(t *testing.T) {
+	native := &stubRunner{jobs: make(chan engine.Job, 1)}
+	decl := declaration(t, service(t, "native_count", func(s map[string]any) {
+		delete(s["operations"].([]any)[0].(map[string]any), "export")
+	}))
+	r := open(t, registry.Config{
+		Platform: policy.DefaultPlatform(),
+		Builtins: []registry.Builtin{{Name: "native", Declaration: decl, Runner: native, MissingEngines: []string{"cbc"}}},
+	})
+	s := r.Snapshot()
+	svc, ok := s.Service("native_count")
+	if !ok || svc.Unavailable == nil || svc.Unavailable.Code != toolerr.ToolUnavailable {
+		t.Fatalf("native_count: %+v", svc)
+	}
+	if is := svc.Unavailable.Issues; len(is) != 1 || is[0].Code != registry.IssueEngineMissing || !slices.Equal(is[0].Path, []string{"cbc"}) {
+		t.Errorf("issues %+v", is)
+	}
+	if len(s.Failures()) != 0 {
+		t.Errorf("failures %+v", s.Failures())
+	}
+}
+
 func TestOpenRefusesBadConfig(t *testing.T) {
 	native := &stubRunner{}
 	file := filepath.Join(t.TempDir(), "file")

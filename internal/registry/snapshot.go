@@ -18,9 +18,11 @@ type Service struct {
 	// Effective holds each operation's clamped policy, by operation name.
 	// It is nil when the service is Unavailable.
 	Effective map[string]policy.Effective
-	// Unavailable is set (code invalid_operation_policy) when an operation
-	// policy cannot be clamped to the platform: the service is listed in
-	// diagnostics and as an unavailable summary, and never runs.
+	// Unavailable is set when the service is listed but cannot run: code
+	// invalid_operation_policy when an operation policy cannot be clamped
+	// to the platform, tool_unavailable (with IssueEngineMissing issues)
+	// when a builtin's engine is missing on the host. The service is listed
+	// in diagnostics and as an unavailable summary, and never runs.
 	Unavailable *toolerr.Error
 	// Runner runs the service's items.
 	Runner engine.Runner
@@ -29,6 +31,10 @@ type Service struct {
 	// into the binary.
 	Source string
 }
+
+// IssueEngineMissing is the issue code, in a service's Unavailable error,
+// of an engine the host lacks; its path is the engine's name.
+const IssueEngineMissing = "engine_missing"
 
 // Code returns the service's tool code.
 func (s *Service) Code() string { return s.Definition.ToolCode }
