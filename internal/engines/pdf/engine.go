@@ -1,0 +1,180 @@
+package pdf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"toolhost/internal/native"
+	"toolhost/internal/toolerr"
+)
+
+const (
+	// maxCapturedBytes bounds what is kept of an engine's standard
+	// output; the rest is discarded.
+	maxCapturedBytes = 16 << 10
+	// waitDelay bounds the wait for an engine's pipes after it exits or
+	// is killed.
+	waitDelay = time.Second
+	// inputName is the input file in the job directory.
+	inputName = "in.pdf"
+)
+
+// job is one item's engine work: its claimed engine window and its private
+// directory. A job is used by one goroutine.
+type job struct {
+	item    context.Context // the execution: ends at the hard deadline or on cancellation
+	engines context.Context // the engine window: item, ending at the window's deadline
+	cancel  context.CancelFunc
+	window  native.Window
+	dir     string
+}
+
+// startJob claims the item's engine window, makes a private directory
+// (0700) and writes file there as the input (0600). The caller must call
+// close, which removes the directory.
+func startJob(ctx *native.Context, file []byte) (*job, error) {
+	w, err := ctx.ClaimEngineWindow(postEngineReserve)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "toolhost-pdf-")
+	if err != nil {
+		return nil, fmt.Errorf("making the job directory: %w", err)
+	}
+	engines, cancel := context.WithDeadline(ctx.Context(), w.Deadline)
+	j := &job{item: ctx.Context(), engines: engines, cancel: cancel, window: w, dir: dir}
+	if err := j.write(inputName, file); err != nil {
+		j.close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// close ends the engine window and removes the job directory. It is safe
+// to call more than once.
+func (j *job) close() {
+	j.cancel()
+	if j.dir != "" {
+		_ = os.RemoveAll(j.dir)
+		j.dir = ""
+	}
+}
+
+// path returns the path of name in the job directory.
+func (j *job) path(name string) string { return filepath.Join(j.dir, name) }
+
+// write writes a file of the job, readable by its owner alone.
+func (j *job) write(name string, data []byte) error {
+	f, err := os.OpenFile(j.path(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}
+
+// remove removes a file of the job now rather than at close.
+func (j *job) remove(name string) { _ = os.Remove(j.path(name)) }
+
+// read reads a file the engine wrote, refusing one larger than maxBytes
+// before reading it; refusal makes the error from the size.
+func (j *job) read(name string, maxBytes int64, refusal func(size int64) error) ([]byte, error) {
+	f, err := os.Open(j.path(name))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if fi.Size() > maxBytes {
+		return nil, refusal(fi.Size())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if int64(len(b)) > maxBytes {
+		return nil, refusal(int64(len(b)))
+	}
+	return b, nil
+}
+
+// exit is how an engine run ended: its exit status and its captured,
+// bounded standard output.
+type exit struct {
+	code   int
+	stdout []byte
+}
+
+// run runs engine with args in the job directory, inside the engine
+// window, and returns its exit status. An engine that could not start,
+// was killed by a signal, or ran past the window is an error here: a
+// *toolerr.Error with execution_failed or execution_limit.
+func (j *job) run(engine string, args ...string) (exit, error) {
+	cmd := exec.CommandContext(j.engines, engine, args...)
+	cmd.Dir = j.dir
+	// A minimal environment: nothing of the worker's reaches the engine,
+	// and whatever caches an engine writes land in the job directory.
+	cmd.Env = []string{"LC_ALL=C", "HOME=" + j.dir, "TMPDIR=" + j.dir}
+	// Standard error goes to /dev/null: it is never shown to callers,
+	// since it may quote the file.
+	var stdout capped
+	cmd.Stdout = &stdout
+	cmd.WaitDelay = waitDelay
+	err := cmd.Run()
+	switch {
+	case err == nil:
+		// Finished in time, or at the very end of the window: the next
+		// checkpoint sees an execution that has ended.
+		return exit{code: 0, stdout: stdout.buf}, nil
+	case j.item.Err() != nil:
+		// The execution ended (hard deadline, cancellation): the platform
+		// reports the item's own outcome.
+		return exit{}, toolerr.New(toolerr.ExecutionLimit)
+	case j.engines.Err() != nil:
+		return exit{}, limit("%s did not finish within the engine window of %d ms", engine, j.window.Timeout.Milliseconds())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		if errors.Is(err, exec.ErrNotFound) {
+			return exit{}, refuse(toolerr.ExecutionFailed, "%s is not installed on this host", engine)
+		}
+		return exit{}, refuse(toolerr.ExecutionFailed, "%s could not be run", engine)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exit{}, refuse(toolerr.ExecutionFailed, "%s ended with signal %s", engine, ws.Signal())
+	}
+	return exit{code: ee.ExitCode(), stdout: stdout.buf}, nil
+}
+
+// unexpected is the execution_failed error of an engine exit status the
+// caller has no meaning for.
+func unexpected(engine string, code int) error {
+	return refuse(toolerr.ExecutionFailed, "%s exited with status %d", engine, code)
+}
+
+// capped is an io.Writer that keeps the first maxCapturedBytes written to
+// it and discards the rest.
+type capped struct{ buf []byte }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxCapturedBytes - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(len(p), room)]...)
+	}
+	return len(p), nil
+}

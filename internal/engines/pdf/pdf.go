@@ -1,0 +1,252 @@
+// Package pdf is the native tool package of the PDF tools: pdf_protect
+// encrypts a PDF with AES-256 through qpdf, and pdf_to_image renders its
+// pages as PNG images through pdftoppm (poppler-utils).
+//
+// Until the jobs API exists, both take the file and return their output
+// base64-encoded inside the parameters and the result, so the platform's
+// byte caps bound them: at most [MaxFileBytes] of PDF in, at most
+// [MaxResultBytes] of result out.
+//
+// Each item runs its engines inside the item's one claimed engine window
+// (native.Context.ClaimEngineWindow), in a private temporary directory that
+// is removed before Compute returns, with a minimal environment and bounded
+// captured output. Passwords reach qpdf through a job file readable by the
+// worker's user alone, never on a command line. Nothing here logs.
+//
+// An input the engines cannot use (not a PDF, damaged beyond repair,
+// password-protected, a range past its pages) is the caller's: a tool error
+// invalid_parameters with a short message. An engine that crashes or exits
+// unexpectedly is execution_failed; one that outlives its engine window is
+// execution_limit (retryable).
+package pdf
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"toolhost/guest"
+	"toolhost/internal/native"
+	"toolhost/internal/toolerr"
+)
+
+// Name is the package name: "builtin/pdf" in sources and failures.
+const Name = "pdf"
+
+// The engines the package runs, looked up on PATH.
+const (
+	QPDF     = "qpdf"
+	PDFToPPM = "pdftoppm"
+)
+
+// Limits of both services.
+const (
+	// MaxParameterBytes and MaxResultBytes are what every operation
+	// declares: the platform's caps on an item's parameters and result.
+	MaxParameterBytes = 128 << 10
+	MaxResultBytes    = 256 << 10
+	// MaxFileBytes bounds the PDF either service takes: the base64 of a
+	// larger file does not fit the parameter cap. The other parameters
+	// share the cap, so the largest file that fits is a little smaller.
+	MaxFileBytes = MaxParameterBytes / 4 * 3
+)
+
+// The versions every service declares.
+const (
+	ContractVersion       = "1.0.0"
+	ImplementationVersion = "1.0.0"
+	uiVersion             = "1.0.0"
+	documentationVersion  = "1.0.0"
+)
+
+var (
+	// ErrUnknownService is returned by the package's Compute when the call
+	// names a service or an operation the package does not declare.
+	ErrUnknownService = errors.New("pdf: unknown service or operation")
+)
+
+// Package returns the PDF tool package. The declaration is built once and
+// shared by every returned Package: callers must not modify its bytes.
+func Package() *native.Package {
+	decl, err := declaration()
+	if err != nil {
+		// The declaration is static: a failure is a programming error,
+		// and TestDeclaration catches it.
+		panic(fmt.Sprintf("pdf: declaring the package: %v", err))
+	}
+	return &native.Package{
+		Name:        Name,
+		Declaration: decl,
+		Engines:     []string{QPDF, PDFToPPM},
+		Compute:     compute,
+	}
+}
+
+var declaration = sync.OnceValues(func() ([]byte, error) {
+	return guest.Package{
+		ContractVersion:       ContractVersion,
+		ImplementationVersion: ImplementationVersion,
+		Services: []guest.Declaration{
+			service("pdf_protect", protectTexts, guest.Operation{
+				Name:              "protect",
+				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
+				EngineTimeoutMS: protectEngineTimeout.Milliseconds(), SoftTimeoutMS: 7_000, HardTimeoutMS: 9_000,
+				MemoryLimitBytes: 256 << 20,
+			}, native.InWorker[protectInput, protectOutput]),
+			service("pdf_to_image", renderTexts, guest.Operation{
+				Name: "render", Deterministic: true,
+				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
+				EngineTimeoutMS: renderEngineTimeout.Milliseconds(), SoftTimeoutMS: 17_000, HardTimeoutMS: 19_000,
+				RequestTimeoutMS: 30_000, ClientTimeoutMS: 35_000,
+				MemoryLimitBytes: 512 << 20,
+			}, native.InWorker[renderInput, renderOutput]),
+		},
+	}.Declaration()
+})
+
+// The engine budgets: protect runs three short qpdf commands, render a
+// qpdf command and one pdftoppm command per page.
+const (
+	protectEngineTimeout = 5 * time.Second
+	renderEngineTimeout  = 15 * time.Second
+	// postEngineReserve is what an item needs after its engines: reading
+	// at most 256 KiB of output, encoding it, and the worker's output
+	// validation.
+	postEngineReserve = 500 * time.Millisecond
+)
+
+// service declares one PDF service: translation keys tools.<code>.name and
+// .description, icon and UI component keys equal to the code, category
+// "pdf", documentation at tools/<code>.
+func service[In, Out any](code string, texts map[string]guest.Text, op guest.Operation,
+	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
+	return &guest.Service[In, Out]{
+		Code:           code,
+		Name:           texts["en"].Name,
+		Description:    texts["en"].Description,
+		NameKey:        "tools." + code + ".name",
+		DescriptionKey: "tools." + code + ".description",
+		Texts:          texts,
+		Category:       "pdf",
+		IconKey:        code,
+		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: uiVersion},
+		Documentation:  guest.Documentation{Path: "tools/" + code, Version: documentationVersion},
+		Operations:     []guest.Operation{op},
+		Compute:        compute,
+	}
+}
+
+var protectTexts = map[string]guest.Text{
+	"en": {Name: "Protect PDF", Description: "Encrypt a PDF with AES-256: a user password to open it, an owner password to change its permissions (printing, changes, copying)."},
+	"it": {Name: "Proteggi PDF", Description: "Cifra un PDF con AES-256: una password utente per aprirlo e una password proprietario per cambiarne i permessi (stampa, modifiche, copia)."},
+	"fr": {Name: "Protéger un PDF", Description: "Chiffrer un PDF en AES-256 : un mot de passe utilisateur pour l'ouvrir, un mot de passe propriétaire pour modifier ses autorisations (impression, modifications, copie)."},
+	"es": {Name: "Proteger PDF", Description: "Cifra un PDF con AES-256: una contraseña de usuario para abrirlo y una contraseña de propietario para cambiar sus permisos (impresión, cambios, copia)."},
+}
+
+var renderTexts = map[string]guest.Text{
+	"en": {Name: "PDF to image", Description: "Render the pages of a PDF as PNG images at 36 to 300 dpi, up to 8 pages at a time."},
+	"it": {Name: "Da PDF a immagine", Description: "Converte le pagine di un PDF in immagini PNG da 36 a 300 dpi, fino a 8 pagine alla volta."},
+	"fr": {Name: "PDF en image", Description: "Convertir les pages d'un PDF en images PNG de 36 à 300 dpi, jusqu'à 8 pages à la fois."},
+	"es": {Name: "PDF a imagen", Description: "Convierte las páginas de un PDF en imágenes PNG de 36 a 300 ppp, hasta 8 páginas a la vez."},
+}
+
+// compute is the package's Compute: it decodes the parameters strictly
+// into the input type of the called service and runs it.
+func compute(ctx *native.Context, call native.Call) ([]byte, error) {
+	switch {
+	case call.ToolCode == "pdf_protect" && call.Operation == "protect":
+		var in protectInput
+		if err := decodeParameters(call, &in); err != nil {
+			return nil, err
+		}
+		out, err := protect(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return encodeResult(out)
+	case call.ToolCode == "pdf_to_image" && call.Operation == "render":
+		var in renderInput
+		if err := decodeParameters(call, &in); err != nil {
+			return nil, err
+		}
+		out, err := render(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return encodeResult(out)
+	}
+	return nil, fmt.Errorf("computing %s/%s: %w", call.ToolCode, call.Operation, ErrUnknownService)
+}
+
+// decodeParameters decodes the parameters document into v, refusing
+// unknown fields, trailing data and an operation other than the call's.
+// The worker has validated the document against the input schema, so a
+// refusal here means the two disagree.
+func decodeParameters(call native.Call, v interface{ operation() string }) error {
+	dec := json.NewDecoder(bytes.NewReader(call.Parameters))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || dec.More() {
+		return refuse(toolerr.InvalidParameters, "the parameters do not match the input schema")
+	}
+	if v.operation() != call.Operation {
+		return refuse(toolerr.InvalidParameters, "the parameters name another operation")
+	}
+	return nil
+}
+
+// encodeResult encodes a result document and refuses one over the result
+// cap: the platform would refuse it too, but this says why.
+func encodeResult(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	if len(b) > MaxResultBytes {
+		return nil, refuse(toolerr.OutputLimitExceeded, "the result takes %d bytes; the limit is %d", len(b), MaxResultBytes)
+	}
+	return b, nil
+}
+
+// refuse returns a tool error with code c, not retryable, and a message
+// for the caller cut to guest.MaxMessageBytes of valid UTF-8. Messages
+// carry positions, counts and short reasons, never submitted values.
+func refuse(c toolerr.Code, format string, args ...any) *toolerr.Error {
+	e := toolerr.Raised(c, false)
+	e.Message = cut(fmt.Sprintf(format, args...), guest.MaxMessageBytes)
+	return e
+}
+
+// limit returns the retryable execution_limit error with a message.
+func limit(format string, args ...any) *toolerr.Error {
+	e := toolerr.New(toolerr.ExecutionLimit)
+	e.Message = cut(fmt.Sprintf(format, args...), guest.MaxMessageBytes)
+	return e
+}
+
+// cut returns s cut to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// checkHeader refuses a file that is not a PDF: one without the "%PDF-"
+// header in its first 1024 bytes, where readers look for it.
+func checkHeader(file []byte) error {
+	if len(file) > MaxFileBytes {
+		return refuse(toolerr.InvalidParameters, "file takes %d bytes; the limit is %d", len(file), MaxFileBytes)
+	}
+	if !bytes.Contains(file[:min(len(file), 1024)], []byte("%PDF-")) {
+		return refuse(toolerr.InvalidParameters, "file is not a PDF: no %%PDF- header in its first 1024 bytes")
+	}
+	return nil
+}

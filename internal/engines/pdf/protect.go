@@ -1,0 +1,195 @@
+package pdf
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"toolhost/internal/native"
+	"toolhost/internal/toolerr"
+)
+
+// MaxPasswordLength is the longest password, in characters: AES-256 PDF
+// encryption (revision 6) uses the first 127 bytes of a password and
+// ignores the rest.
+const MaxPasswordLength = 127
+
+// protectInput is the parameters of pdf_protect.
+type protectInput struct {
+	Operation     string `json:"operation" doc:"protect: encrypt the PDF with AES-256."`
+	File          []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded): the parameters document is at most 128 KiB, so the PDF at most about 96 KiB. It must not be encrypted already."`
+	UserPassword  string `json:"user_password" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that opens the document: 1 to 127 printable ASCII characters (space to ~)."`
+	OwnerPassword string `json:"owner_password" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that gives full access and lifts the restrictions: 1 to 127 printable ASCII characters, different from user_password."`
+	AllowPrint    *bool  `json:"allow_print,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may print it (at full resolution)."`
+	AllowModify   *bool  `json:"allow_modify,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may change it (pages, forms, annotations, content)."`
+	AllowExtract  *bool  `json:"allow_extract,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may copy text and graphics out of it."`
+}
+
+func (in *protectInput) operation() string { return in.Operation }
+
+// protectOutput is the result of pdf_protect.
+type protectOutput struct {
+	File      []byte `json:"file" doc:"The encrypted PDF, base64: AES-256 (PDF 2.0 security handler, revision 6) for strings, streams and embedded files."`
+	SizeBytes int64  `json:"size_bytes" minimum:"1" doc:"The size of the encrypted PDF in bytes (decoded)."`
+	PageCount int    `json:"page_count" minimum:"0" doc:"The number of pages in the document."`
+	Repaired  bool   `json:"repaired" doc:"Whether qpdf found damage in the input and wrote a repaired file (qpdf exit status 3)."`
+}
+
+// qpdfJob is the part of qpdf's job JSON (qpdf --job-json-help) that
+// encrypts a file: the passwords travel in it, never on a command line.
+type qpdfJob struct {
+	InputFile  string `json:"inputFile"`
+	OutputFile string `json:"outputFile"`
+	Encrypt    struct {
+		UserPassword  string `json:"userPassword"`
+		OwnerPassword string `json:"ownerPassword"`
+		AES256        struct {
+			Print   string `json:"print"`
+			Modify  string `json:"modify"`
+			Extract string `json:"extract"`
+		} `json:"256bit"`
+	} `json:"encrypt"`
+}
+
+// protect encrypts in.File with qpdf in three steps: refuse a file that is
+// already encrypted (re-encrypting would drop its owner's restrictions),
+// count its pages (a file qpdf cannot read is the caller's), then encrypt.
+func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
+	if err := checkPassword("user_password", in.UserPassword); err != nil {
+		return protectOutput{}, err
+	}
+	if err := checkPassword("owner_password", in.OwnerPassword); err != nil {
+		return protectOutput{}, err
+	}
+	if in.UserPassword == in.OwnerPassword {
+		// A reader given the user password would get owner access: the
+		// restrictions would mean nothing.
+		return protectOutput{}, refuse(toolerr.InvalidParameters, "owner_password must differ from user_password")
+	}
+	if err := checkHeader(in.File); err != nil {
+		return protectOutput{}, err
+	}
+	j, err := startJob(ctx, in.File)
+	if err != nil {
+		return protectOutput{}, err
+	}
+	defer j.close()
+
+	x, err := j.run(QPDF, "--is-encrypted", inputName)
+	if err != nil {
+		return protectOutput{}, err
+	}
+	switch x.code {
+	case 0:
+		return protectOutput{}, refuse(toolerr.InvalidParameters, "file is already encrypted: remove its encryption first")
+	case 2: // not encrypted, or not readable: --show-npages tells
+	default:
+		return protectOutput{}, unexpected(QPDF, x.code)
+	}
+	if err := ctx.Checkpoint(); err != nil {
+		return protectOutput{}, err
+	}
+	pages, repaired, err := countPages(j)
+	if err != nil {
+		return protectOutput{}, err
+	}
+	if err := ctx.Checkpoint(); err != nil {
+		return protectOutput{}, err
+	}
+
+	var spec qpdfJob
+	spec.InputFile, spec.OutputFile = inputName, "out.pdf"
+	spec.Encrypt.UserPassword, spec.Encrypt.OwnerPassword = in.UserPassword, in.OwnerPassword
+	spec.Encrypt.AES256.Print = choose(in.AllowPrint, "full", "none")
+	spec.Encrypt.AES256.Modify = choose(in.AllowModify, "all", "none")
+	spec.Encrypt.AES256.Extract = choose(in.AllowExtract, "y", "n")
+	jobJSON, err := json.Marshal(spec)
+	if err != nil {
+		return protectOutput{}, fmt.Errorf("encoding the qpdf job: %w", err)
+	}
+	if err := j.write("job.json", jobJSON); err != nil {
+		return protectOutput{}, err
+	}
+	x, err = j.run(QPDF, "--job-json-file=job.json")
+	j.remove("job.json")
+	if err != nil {
+		return protectOutput{}, err
+	}
+	switch x.code {
+	case 0:
+	case 3:
+		repaired = true
+	default:
+		// The input was readable a moment ago: a failure to write is not
+		// the caller's.
+		return protectOutput{}, unexpected(QPDF, x.code)
+	}
+	if err := ctx.Checkpoint(); err != nil {
+		return protectOutput{}, err
+	}
+	// The result holds the file as base64 and a few small fields.
+	maxOut := int64(MaxResultBytes-128) / 4 * 3
+	out, err := j.read("out.pdf", maxOut, func(size int64) error {
+		return refuse(toolerr.OutputLimitExceeded, "the encrypted PDF takes %d bytes; a result holds at most %d as base64", size, maxOut)
+	})
+	if err != nil {
+		return protectOutput{}, err
+	}
+	if !bytes.HasPrefix(out, []byte("%PDF-")) {
+		return protectOutput{}, refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
+	}
+	return protectOutput{File: out, SizeBytes: int64(len(out)), PageCount: pages, Repaired: repaired}, nil
+}
+
+// countPages returns the page count of the job's input and whether qpdf
+// warned while reading it (damage it recovered from). An input qpdf cannot
+// read is invalid_parameters.
+func countPages(j *job) (pages int, warned bool, err error) {
+	x, err := j.run(QPDF, "--show-npages", inputName)
+	if err != nil {
+		return 0, false, err
+	}
+	switch x.code {
+	case 0, 3:
+	case 2:
+		return 0, false, unreadable()
+	default:
+		return 0, false, unexpected(QPDF, x.code)
+	}
+	n, err := strconv.Atoi(string(bytes.TrimSpace(x.stdout)))
+	if err != nil || n < 0 {
+		return 0, false, refuse(toolerr.ExecutionFailed, "qpdf printed no page count")
+	}
+	return n, x.code == 3, nil
+}
+
+// unreadable returns the tool error of a file qpdf cannot read.
+func unreadable() error {
+	return refuse(toolerr.InvalidParameters, "file is not a readable PDF: it is damaged beyond repair or not a PDF")
+}
+
+// checkPassword refuses a password the input schema refuses: the schema
+// has been checked, so this is a guard for direct callers. Passwords are
+// printable ASCII because readers prepare non-ASCII passwords (SASLprep,
+// PDF 2.0) in ways qpdf does not, and such a file might not open
+// elsewhere.
+func checkPassword(field, p string) error {
+	if len(p) < 1 || len(p) > MaxPasswordLength {
+		return refuse(toolerr.InvalidParameters, "%s must be 1 to %d characters", field, MaxPasswordLength)
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] < ' ' || p[i] > '~' {
+			return refuse(toolerr.InvalidParameters, "%s must be printable ASCII (space to ~)", field)
+		}
+	}
+	return nil
+}
+
+// choose returns yes when the optional permission p is absent or true.
+func choose(p *bool, yes, no string) string {
+	if p == nil || *p {
+		return yes
+	}
+	return no
+}

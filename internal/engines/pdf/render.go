@@ -1,0 +1,220 @@
+package pdf
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"toolhost/internal/native"
+	"toolhost/internal/toolerr"
+)
+
+// Limits of pdf_to_image.
+const (
+	// MinDPI, MaxDPI and DefaultDPI bound the resolution, in dots per inch.
+	MinDPI     = 36
+	MaxDPI     = 300
+	DefaultDPI = 96
+	// MaxPages is the most pages one item renders.
+	MaxPages = 8
+	// MaxPixels is the longest side of a rendered page, in pixels. pdftoppm
+	// renders at most (MaxPixels+1)² pixels of a page, so a huge page
+	// costs bounded memory and is refused rather than rendered.
+	MaxPixels = 4096
+)
+
+// The result's JSON besides the images, over-estimated: the object around
+// the pages, and each page's fields around its base64.
+const (
+	resultOverheadBytes = 64
+	pageOverheadBytes   = 64
+)
+
+// renderInput is the parameters of pdf_to_image.
+type renderInput struct {
+	Operation string `json:"operation" doc:"render: render pages of the PDF as PNG images."`
+	File      []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded): the parameters document is at most 128 KiB, so the PDF at most about 96 KiB. A file that needs a password to open is refused."`
+	DPI       *int   `json:"dpi,omitempty" minimum:"36" maximum:"300" default:"96" doc:"The resolution in dots per inch: a US Letter page (612×792 points) is 816×1056 pixels at 96 dpi. A page is at most 4096 pixels on a side."`
+	FirstPage *int   `json:"first_page,omitempty" minimum:"1" maximum:"1000000" default:"1" doc:"The first page to render, counted from 1."`
+	LastPage  *int   `json:"last_page,omitempty" minimum:"1" maximum:"1000000" doc:"The last page to render: at most 7 after first_page, and not past the document's last page. Default: the document's last page or first_page + 7, whichever comes first."`
+}
+
+func (in *renderInput) operation() string { return in.Operation }
+
+// renderOutput is the result of pdf_to_image.
+type renderOutput struct {
+	DPI       int            `json:"dpi" minimum:"36" maximum:"300" doc:"The resolution the pages were rendered at."`
+	PageCount int            `json:"page_count" minimum:"1" doc:"The number of pages in the document: the rendered ones are a range of them."`
+	Pages     []renderedPage `json:"pages" minItems:"1" maxItems:"8" doc:"The rendered pages, in order."`
+}
+
+// renderedPage is one rendered page.
+type renderedPage struct {
+	Page     int    `json:"page" minimum:"1" doc:"The page number, counted from 1."`
+	WidthPx  int    `json:"width_px" minimum:"1" maximum:"4096" doc:"The image width in pixels."`
+	HeightPx int    `json:"height_px" minimum:"1" maximum:"4096" doc:"The image height in pixels."`
+	PNG      []byte `json:"png" doc:"The PNG image (8-bit RGB), base64."`
+}
+
+// render renders a range of pages of in.File with pdftoppm, one engine run
+// per page, stopping as soon as the result would not fit the result cap.
+func render(ctx *native.Context, in renderInput) (renderOutput, error) {
+	dpi := DefaultDPI
+	if in.DPI != nil {
+		dpi = *in.DPI
+	}
+	if dpi < MinDPI || dpi > MaxDPI {
+		return renderOutput{}, refuse(toolerr.InvalidParameters, "dpi must be %d to %d", MinDPI, MaxDPI)
+	}
+	first := 1
+	if in.FirstPage != nil {
+		first = *in.FirstPage
+	}
+	if first < 1 {
+		return renderOutput{}, refuse(toolerr.InvalidParameters, "first_page must be at least 1")
+	}
+	if in.LastPage != nil {
+		last := *in.LastPage
+		if last < first {
+			return renderOutput{}, refuse(toolerr.InvalidParameters, "last_page %d is before first_page %d", last, first)
+		}
+		if n := last - first + 1; n > MaxPages {
+			return renderOutput{}, refuse(toolerr.InvalidParameters, "pages %d to %d are %d pages; an item renders at most %d", first, last, n, MaxPages)
+		}
+	}
+	if err := checkHeader(in.File); err != nil {
+		return renderOutput{}, err
+	}
+	j, err := startJob(ctx, in.File)
+	if err != nil {
+		return renderOutput{}, err
+	}
+	defer j.close()
+
+	count, _, err := countPages(j)
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) && te.Code == toolerr.InvalidParameters {
+			// qpdf opens a file encrypted with an owner password alone;
+			// one it cannot open may need a user password.
+			if x, xerr := j.run(QPDF, "--is-encrypted", inputName); xerr == nil && x.code == 0 {
+				return renderOutput{}, refuse(toolerr.InvalidParameters, "file is password-protected: it cannot be rendered without its password")
+			}
+		}
+		return renderOutput{}, err
+	}
+	if count == 0 {
+		return renderOutput{}, refuse(toolerr.InvalidParameters, "file has no pages")
+	}
+	if first > count {
+		return renderOutput{}, refuse(toolerr.InvalidParameters, "first_page %d is past the document's last page, %d", first, count)
+	}
+	last := min(first+MaxPages-1, count)
+	if in.LastPage != nil {
+		last = *in.LastPage
+		if last > count {
+			return renderOutput{}, refuse(toolerr.InvalidParameters, "last_page %d is past the document's last page, %d", last, count)
+		}
+	}
+
+	out := renderOutput{DPI: dpi, PageCount: count, Pages: make([]renderedPage, 0, last-first+1)}
+	used := int64(resultOverheadBytes)
+	for p := first; p <= last; p++ {
+		if err := ctx.Checkpoint(); err != nil {
+			return renderOutput{}, err
+		}
+		page, err := renderPage(j, dpi, p, MaxResultBytes-used-pageOverheadBytes, first)
+		if err != nil {
+			return renderOutput{}, err
+		}
+		out.Pages = append(out.Pages, page)
+		used += base64Len(int64(len(page.PNG))) + pageOverheadBytes
+	}
+	return out, ctx.Checkpoint()
+}
+
+// renderPage renders page p at dpi and checks that pdftoppm wrote a PNG of
+// at most MaxPixels on a side whose base64 fits in room bytes; first is
+// the range's first page, for the message of a result that does not fit.
+func renderPage(j *job, dpi, p int, room int64, first int) (renderedPage, error) {
+	const name = "page" // -singlefile: pdftoppm writes page.png
+	crop := strconv.Itoa(MaxPixels + 1)
+	x, err := j.run(PDFToPPM, "-png", "-r", strconv.Itoa(dpi),
+		"-f", strconv.Itoa(p), "-l", strconv.Itoa(p), "-singlefile",
+		"-x", "0", "-y", "0", "-W", crop, "-H", crop,
+		inputName, name)
+	if err != nil {
+		return renderedPage{}, err
+	}
+	switch x.code {
+	case 0:
+	case 1:
+		// pdftoppm could not open a file qpdf could read: damage that
+		// poppler does not repair.
+		return renderedPage{}, refuse(toolerr.InvalidParameters, "file is not a PDF that pdftoppm can read: it is damaged")
+	default:
+		return renderedPage{}, unexpected(PDFToPPM, x.code)
+	}
+	defer j.remove(name + ".png")
+	// The size first, from the PNG header: a page too large to render is
+	// refused as such, whatever its image takes.
+	cfg, err := pngConfig(j.path(name + ".png"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return renderedPage{}, refuse(toolerr.ExecutionFailed, "pdftoppm wrote no image of page %d", p)
+	}
+	if err != nil || cfg.Width < 1 || cfg.Height < 1 {
+		return renderedPage{}, refuse(toolerr.ExecutionFailed, "pdftoppm wrote an image of page %d that is not a PNG", p)
+	}
+	if cfg.Width > MaxPixels || cfg.Height > MaxPixels {
+		if dpi > MinDPI {
+			return renderedPage{}, refuse(toolerr.InvalidParameters,
+				"page %d is larger than %d pixels on a side at %d dpi: use a lower dpi", p, MaxPixels, dpi)
+		}
+		return renderedPage{}, refuse(toolerr.InvalidParameters,
+			"page %d is larger than %d pixels on a side even at %d dpi", p, MaxPixels, dpi)
+	}
+	maxRaw := max(room, 0) / 4 * 3
+	b, err := j.read(name+".png", maxRaw, func(int64) error { return tooLarge(first, p, dpi) })
+	if err != nil {
+		return renderedPage{}, err
+	}
+	return renderedPage{Page: p, WidthPx: cfg.Width, HeightPx: cfg.Height, PNG: b}, nil
+}
+
+// tooLarge is the output_limit_exceeded error of pages first to p, whose
+// images do not fit the result cap while pages first to p-1 do.
+func tooLarge(first, p, dpi int) error {
+	lower := dpi > MinDPI
+	if p == first {
+		if lower {
+			return refuse(toolerr.OutputLimitExceeded, "page %d at %d dpi does not fit the %d-byte result: use a lower dpi", p, dpi, MaxResultBytes)
+		}
+		return refuse(toolerr.OutputLimitExceeded, "page %d does not fit the %d-byte result even at %d dpi", p, MaxResultBytes, dpi)
+	}
+	fit := fmt.Sprintf("pages %d to %d fit", first, p-1)
+	if p-1 == first {
+		fit = fmt.Sprintf("page %d fits", first)
+	}
+	advice := "render fewer pages (" + fit + ")"
+	if lower {
+		advice += " or use a lower dpi"
+	}
+	return refuse(toolerr.OutputLimitExceeded, "pages %d to %d at %d dpi do not fit the %d-byte result: %s", first, p, dpi, MaxResultBytes, advice)
+}
+
+// pngConfig reads the signature and header of the PNG file at path.
+func pngConfig(path string) (image.Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return image.Config{}, err
+	}
+	defer f.Close()
+	return png.DecodeConfig(f)
+}
+
+// base64Len is the length of the padded base64 of n bytes.
+func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
