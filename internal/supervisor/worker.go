@@ -1,0 +1,234 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"toolhost/internal/native"
+	"toolhost/internal/schema"
+	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// EnvExecutionID is the environment variable that names the execution a
+// worker was started for. A worker without it refuses to run.
+const EnvExecutionID = "TOOLHOST_WORKER_EXECUTION_ID"
+
+// The worker's file descriptors beside stdin, stdout and stderr.
+const (
+	// jobFD is the read end of the pipe that carries the ACK and the job.
+	jobFD = 3
+	// resultFD is the write end of the pipe that carries the ready and
+	// result frames.
+	resultFD = 4
+)
+
+// issueMismatch is the issue code of a version_mismatch; its path names the
+// stale pin, as the executor's own check does.
+const issueMismatch = "mismatch"
+
+// identity is a process as the kernel knows it: a pid is only the same
+// process while its start time is the same.
+type identity struct {
+	PID       int
+	StartTime uint64
+}
+
+// workerIO is one worker's side of the protocol.
+type workerIO struct {
+	in          io.Reader
+	out         io.Writer
+	executionID string
+	self        identity
+	pgid        int
+	pkgs        []*native.Package
+	// monotonic returns CLOCK_MONOTONIC in nanoseconds.
+	monotonic func() int64
+}
+
+// errNoACK is returned by serve when the supervisor closes the pipe or
+// writes anything but the ACK: the worker must not start.
+var errNoACK = errors.New("no ACK from the supervisor")
+
+// serve speaks the worker's side of the protocol: the ready frame, the
+// ACK, the job, the result frame. It returns an error when the protocol
+// fails; a failed item is a result frame with an error and a nil return.
+func (w workerIO) serve() error {
+	if err := writeFrame(w.out, readyFrame{
+		Frame: kindReady, Protocol: Protocol, ExecutionID: w.executionID,
+		PID: w.self.PID, PGID: w.pgid, StartTime: w.self.StartTime,
+	}); err != nil {
+		return fmt.Errorf("sending the ready frame: %w", err)
+	}
+	var ack [1]byte
+	if _, err := io.ReadFull(w.in, ack[:]); err != nil || ack[0] != ACK {
+		return errNoACK
+	}
+	payload, err := readFrame(w.in, MaxJobFrameBytes)
+	if err != nil {
+		return fmt.Errorf("reading the job frame: %w", err)
+	}
+	var job jobFrame
+	if err := decodeFrame(payload, kindJob, &job); err != nil {
+		return err
+	}
+	if job.ExecutionID != w.executionID {
+		return fmt.Errorf("%w: the job is for another execution", errFrameMalformed)
+	}
+	now := time.Now()
+	mono := w.monotonic()
+	soft := now.Add(time.Duration(job.SoftDeadlineNS - mono))
+	hard := now.Add(time.Duration(job.HardDeadlineNS - mono))
+	res := execute(&job, w.pkgs, soft, hard)
+	if err := writeFrame(w.out, res); err != nil {
+		return fmt.Errorf("sending the result frame: %w", err)
+	}
+	// The worker stays until the supervisor ends it (SIGTERM to the group)
+	// or closes the job pipe: while it lives, descendants orphaned by the
+	// computation stay its children (it is their subreaper), so the
+	// supervisor's last census of the tree finds them by their parent.
+	io.Copy(io.Discard, w.in)
+	return nil
+}
+
+// execute runs one job in this process: identity pins, input, Compute,
+// output. It always returns a result frame; a failure is its error.
+func execute(job *jobFrame, pkgs []*native.Package, soft, hard time.Time) resultFrame {
+	rf := resultFrame{Frame: kindResult, ExecutionID: job.ExecutionID}
+	fail := func(e *toolerr.Error) resultFrame {
+		rf.Error = e
+		return rf
+	}
+	def, pkg := resolve(job, pkgs)
+	if def == nil {
+		return fail(toolerr.New(toolerr.VersionMismatch, toolerr.NewIssue(issueMismatch, "tool_code")))
+	}
+	if e := checkPins(def, job); e != nil {
+		return fail(e)
+	}
+	eff := job.Policy
+	if job.Operation != eff.Name || !slices.Contains(def.OperationNames(), job.Operation) {
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	}
+
+	start := time.Now()
+	params := []byte(job.Parameters)
+	if int64(len(params)) > eff.MaxParameterBytes {
+		return fail(toolerr.New(toolerr.InputLimitExceeded))
+	}
+	doc, err := wire.Decode(params, wire.Limits{MaxBytes: int(eff.MaxParameterBytes), MaxDepth: wire.DefaultMaxDepth})
+	if err != nil {
+		if errors.Is(err, wire.ErrTooDeep) || errors.Is(err, wire.ErrTooLarge) {
+			return fail(toolerr.New(toolerr.InputLimitExceeded))
+		}
+		return fail(toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json")))
+	}
+	input, err := schema.Compile(def.InputSchema)
+	if err != nil {
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	}
+	if err := input.Validate(doc, toolerr.InvalidParameters); err != nil {
+		var te *toolerr.Error
+		errors.As(err, &te)
+		return fail(te)
+	}
+	if op, _ := doc.(map[string]any)["operation"].(string); op != job.Operation {
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	}
+	rf.Phases.InputValidation = nanos(time.Since(start))
+
+	ctx, cancel := context.WithDeadline(context.Background(), hard)
+	defer cancel()
+	computed := time.Now()
+	out, err := pkg.Compute(native.NewContext(ctx, job.ExecutionID, soft, time.Duration(eff.EngineTimeoutMS)*time.Millisecond),
+		native.Call{ToolCode: job.ToolCode, Operation: job.Operation, Parameters: params})
+	rf.Phases.Compute = nanos(time.Since(computed))
+	if !time.Now().Before(hard) {
+		return fail(toolerr.New(toolerr.ExecutionTimeout))
+	}
+	if err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			return fail(te)
+		}
+		// Any other error's text may hold caller data: it is not sent.
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	}
+
+	validated := time.Now()
+	result, err := wire.Decode(out, wire.Limits{MaxBytes: int(eff.MaxResultBytes), MaxDepth: wire.DefaultMaxDepth})
+	if err != nil {
+		if errors.Is(err, wire.ErrTooLarge) {
+			return fail(toolerr.New(toolerr.OutputLimitExceeded))
+		}
+		return fail(toolerr.New(toolerr.InvalidOutput, toolerr.NewIssue("invalid_json")))
+	}
+	output, err := schema.Compile(def.OutputSchema)
+	if err != nil {
+		return fail(toolerr.New(toolerr.ExecutionFailed))
+	}
+	if err := output.Validate(result, toolerr.InvalidOutput); err != nil {
+		var te *toolerr.Error
+		errors.As(err, &te)
+		return fail(te)
+	}
+	rf.Phases.OutputValidation = nanos(time.Since(validated))
+
+	encoded := time.Now()
+	canonical, err := wire.Encode(result, wire.Limits{MaxBytes: int(eff.MaxResultBytes)})
+	if err != nil {
+		return fail(toolerr.New(toolerr.OutputLimitExceeded))
+	}
+	rf.Phases.Serialization = nanos(time.Since(encoded))
+	if !time.Now().Before(hard) {
+		return fail(toolerr.New(toolerr.ExecutionTimeout))
+	}
+	rf.Result = canonical
+	return rf
+}
+
+// resolve finds the job's service in the worker's own packages, decoding
+// the package's declaration as the registry does.
+func resolve(job *jobFrame, pkgs []*native.Package) (*tooldef.Definition, *native.Package) {
+	for _, p := range pkgs {
+		if p == nil || p.Name != job.Package || p.Compute == nil {
+			continue
+		}
+		decl, err := tooldef.Decode(p.Declaration, tooldef.Options{})
+		if err != nil {
+			return nil, nil
+		}
+		for _, d := range decl.Services {
+			if d.Definition != nil && d.Definition.ToolCode == job.ToolCode {
+				return d.Definition, p
+			}
+		}
+		return nil, nil
+	}
+	return nil, nil
+}
+
+// checkPins compares the job's pins with the worker's own definition: a
+// worker built from another binary than its supervisor answers
+// version_mismatch, one issue per stale pin.
+func checkPins(d *tooldef.Definition, job *jobFrame) *toolerr.Error {
+	var issues []toolerr.Issue
+	if job.ContractVersion != d.ContractVersion {
+		issues = append(issues, toolerr.NewIssue(issueMismatch, "contract_version"))
+	}
+	if job.ImplementationVersion != d.ImplementationVersion {
+		issues = append(issues, toolerr.NewIssue(issueMismatch, "implementation_version"))
+	}
+	if job.SchemaFingerprint != d.Fingerprint {
+		issues = append(issues, toolerr.NewIssue(issueMismatch, "schema_fingerprint"))
+	}
+	if len(issues) > 0 {
+		return toolerr.New(toolerr.VersionMismatch, issues...)
+	}
+	return nil
+}
