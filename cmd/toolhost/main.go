@@ -23,6 +23,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"toolhost/internal/engines"
+	"toolhost/internal/supervisor"
 )
 
 // errUsage is returned when the command line is malformed.
@@ -49,6 +52,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	if args[0] == "worker" {
+		// The hidden child entry point of a native job: it refuses to run
+		// unless a supervisor started it.
+		return supervisor.WorkerMain(engines.Packages())
 	}
 	var err error
 	switch args[0] {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"toolhost/internal/engines"
 	"toolhost/internal/server"
 )
 
@@ -60,6 +61,7 @@ func runServe(args []string, stderr io.Writer) error {
 	defer stop()
 	srv, err := server.New(ctx, server.Config{
 		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
+		Natives: engines.Packages(),
 	})
 	if err != nil {
 		return err

@@ -14,9 +14,12 @@ import (
 )
 
 // TestMain lets a test run this binary as the toolhost command: with
-// TOOLHOST_TEST_AS_MAIN set, the test binary is toolhost.
+// TOOLHOST_TEST_AS_MAIN set, the test binary is toolhost; started as
+// "worker" (by the supervisor of a command under test, whose worker is
+// /proc/self/exe), it is toolhost's worker. A test binary is otherwise
+// only ever started with -test flags.
 func TestMain(m *testing.M) {
-	if os.Getenv("TOOLHOST_TEST_AS_MAIN") == "1" {
+	if os.Getenv("TOOLHOST_TEST_AS_MAIN") == "1" || len(os.Args) > 1 && os.Args[1] == "worker" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())

@@ -6,15 +6,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"toolhost/host"
+	"toolhost/internal/engines"
+	"toolhost/internal/executor"
 	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+	"toolhost/internal/schema"
+	"toolhost/internal/supervisor"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wasmtool"
+	"toolhost/internal/wire"
 )
 
 // toolFlags are the flags of the commands that load tool modules.
@@ -215,48 +223,78 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
+	res, err := runItem(ctx, tf, code, params)
+	if err != nil {
+		return err
+	}
+	if res.Status == executor.StatusSuccess {
+		_, err := stdout.Write(append(res.Result, '\n'))
+		return err
+	}
+	if err := printCanonical(stdout, res.Error); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s failed: %s", code, res.Error.Code)
+}
+
+// runItem runs one item of code as the server would: the tools folder and
+// the native packages in a registry, the item through the executor (so the
+// same pins, limits, deadlines and sandboxes apply), native tools in
+// supervised workers. A parameters document that is not strict JSON is an
+// invalid_parameters result, as it is per item in a batch.
+func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*executor.ItemResult, error) {
+	platform := policy.DefaultPlatform()
+	doc, err := wire.Decode(params, wire.Limits{MaxBytes: int(platform.MaxRequestBodyBytes), MaxDepth: 2 * platform.MaxJSONDepth})
+	if err != nil {
+		return &executor.ItemResult{ToolCode: code, Status: executor.StatusError,
+			Error: toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))}, nil
+	}
+	canonical, err := wire.Encode(doc, wire.Limits{MaxDepth: 2 * platform.MaxJSONDepth})
+	if err != nil {
+		return nil, err
+	}
+	// The operator's log stays quiet unless something is wrong.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	rt, l, err := tf.loader(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rt.Close(ctx)
-	mods, err := loadDir(ctx, l, tf.toolsDir)
+	sup, err := supervisor.New(supervisor.Config{Logger: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeAll(ctx, mods)
-	var found []*wasmtool.Tool
-	for _, m := range mods {
-		if m.tool == nil {
-			continue
-		}
-		if _, ok := m.tool.Service(code); ok {
-			found = append(found, m.tool)
-		}
+	defer sup.Close(ctx)
+	var builtins []registry.Builtin
+	for _, p := range engines.Packages() {
+		builtins = append(builtins, registry.Builtin{Name: p.Name, Declaration: p.Declaration,
+			Runner: sup.Runner(p), MissingEngines: p.MissingEngines()})
 	}
-	var runErr error
-	switch len(found) {
-	case 0:
-		runErr = toolerr.New(toolerr.UnknownTool)
-	case 1:
-		var out *wasmtool.Outcome
-		out, runErr = found[0].Run(ctx, code, params, wasmtool.Deadlines{})
-		if runErr == nil {
-			_, err := stdout.Write(append(out.Result, '\n'))
-			return err
-		}
-	default:
-		// Two modules claim the code: neither wins.
-		runErr = toolerr.New(toolerr.ToolUnavailable)
+	reg, err := registry.Open(ctx, registry.Config{Dir: tf.toolsDir, Loader: l, Platform: platform,
+		Builtins: builtins, Static: true, Logger: log})
+	if err != nil {
+		return nil, err
 	}
-	var te *toolerr.Error
-	if errors.As(runErr, &te) {
-		if err := printCanonical(stdout, te); err != nil {
-			return err
-		}
-		return fmt.Errorf("%s failed: %s", code, te.Code)
+	defer reg.Close(ctx)
+	ex, err := executor.New(executor.Config{Platform: platform, Snapshot: reg.Snapshot, Logger: log})
+	if err != nil {
+		return nil, err
 	}
-	return runErr
+	defer ex.Shutdown(ctx)
+	item := executor.Item{CorrelationID: "cli", ToolCode: code, Parameters: canonical}
+	if svc, ok := reg.Snapshot().Service(code); ok {
+		// The command line runs what is there: it pins the live definition.
+		d := svc.Definition
+		item.ContractVersion, item.ImplementationVersion, item.SchemaFingerprint = d.ContractVersion, d.ImplementationVersion, d.Fingerprint
+	}
+	items := []executor.Item{item}
+	ctx, cancel := context.WithTimeout(ctx, ex.BatchRequestTimeout(items))
+	defer cancel()
+	res, err := ex.Compute(ctx, executor.Batch{RequestID: "cli", Principal: "cli", Items: items, Start: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	return &res.Results[0], nil
 }
 
 // isModulePath reports whether a check argument names a module file.

@@ -1,6 +1,7 @@
 // Package server composes one Toolhost process: the store and accounts,
-// the WASM host and loader, the registry over the tools folder, the
-// executor and the HTTP API. cmd/toolhost's serve command is a thin shell
+// the WASM host and loader, the supervisor of native workers, the registry
+// over the tools folder and the native packages, the executor and the HTTP
+// API. cmd/toolhost's serve command is a thin shell
 // around it, and end-to-end tests run it on loopback as it is.
 package server
 
@@ -22,9 +23,11 @@ import (
 	"toolhost/internal/auth"
 	"toolhost/internal/engine"
 	"toolhost/internal/executor"
+	"toolhost/internal/native"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 	"toolhost/internal/store"
+	"toolhost/internal/supervisor"
 	"toolhost/internal/wasmtool"
 )
 
@@ -44,23 +47,27 @@ type Config struct {
 	Platform policy.Platform
 	// Rescan and Settle tune the live tools folder (registry.Config).
 	Rescan, Settle time.Duration
-	// Builtins are the packages compiled into the binary.
-	Builtins []registry.Builtin
-	Logger   *slog.Logger
+	// Natives are the native tool packages compiled into the binary; they
+	// run in worker processes of a supervisor configured by Supervisor
+	// (its Logger is this Config's).
+	Natives    []*native.Package
+	Supervisor supervisor.Config
+	Logger     *slog.Logger
 }
 
 // Server is a composed process. Create it with New, serve with Serve, stop
 // with Shutdown.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	store    *store.Store
-	accounts *auth.Accounts
-	runtime  *host.Runtime
-	registry *registry.Registry
-	executor *executor.Executor
-	api      *api.Server
-	http     *http.Server
+	cfg        Config
+	log        *slog.Logger
+	store      *store.Store
+	accounts   *auth.Accounts
+	runtime    *host.Runtime
+	supervisor *supervisor.Supervisor
+	registry   *registry.Registry
+	executor   *executor.Executor
+	api        *api.Server
+	http       *http.Server
 }
 
 // New opens everything a process needs and runs the first discovery of
@@ -92,8 +99,24 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	memoryMode := engine.MemoryUnavailable
+	var builtins []registry.Builtin
+	if len(cfg.Natives) > 0 {
+		sc := cfg.Supervisor
+		sc.Logger = cfg.Logger
+		if s.supervisor, err = supervisor.New(sc); err != nil {
+			return nil, err
+		}
+		memoryMode = s.supervisor.MemoryMode()
+		for _, p := range cfg.Natives {
+			builtins = append(builtins, registry.Builtin{
+				Name: p.Name, Declaration: p.Declaration, Runner: s.supervisor.Runner(p),
+				MissingEngines: p.MissingEngines(),
+			})
+		}
+	}
 	if s.registry, err = registry.Open(ctx, registry.Config{
-		Dir: cfg.ToolsDir, Loader: loader, Platform: cfg.Platform, Builtins: cfg.Builtins,
+		Dir: cfg.ToolsDir, Loader: loader, Platform: cfg.Platform, Builtins: builtins,
 		Interval: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
@@ -109,9 +132,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Executor: s.executor,
 		Snapshot: s.registry.Snapshot,
 		Capabilities: api.Capabilities{
-			// Native engines and their memory enforcement arrive with the
-			// supervisor; until then no native job can run.
-			Memory:     engine.MemoryUnavailable,
+			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
 		},
 		RuntimeID: runtimeID(),
@@ -158,13 +179,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // close releases everything New opened, in reverse order.
 func (s *Server) close(ctx context.Context) error {
 	var errs []error
+	// Past ctx (requests that outlived the drain), the executor and the
+	// supervisor still get the cleanup budget to cancel and reap items.
+	budget := time.Duration(s.cfg.Platform.CleanupTimeoutMS) * time.Millisecond
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	defer cancel()
 	if s.executor != nil {
-		// Past ctx (requests that outlived the drain), the executor still
-		// gets its cleanup budget to cancel and reap its items.
-		budget := time.Duration(s.cfg.Platform.CleanupTimeoutMS) * time.Millisecond
-		ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-		errs = append(errs, s.executor.Shutdown(ectx))
-		cancel()
+		errs = append(errs, s.executor.Shutdown(cctx))
+	}
+	if s.supervisor != nil {
+		// Whatever the executor could not reap in its budget is killed
+		// here, its subtree confirmed gone.
+		errs = append(errs, s.supervisor.Close(cctx))
 	}
 	if s.registry != nil {
 		errs = append(errs, s.registry.Close(ctx))

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,11 +20,20 @@ import (
 
 	"go.uber.org/goleak"
 
+	"toolhost/internal/engines"
 	"toolhost/internal/server"
+	"toolhost/internal/supervisor"
 	"toolhost/internal/testmodule"
 )
 
+// workerEnv makes the test binary a native worker: the servers of these
+// tests start it as their supervisor's worker executable.
+const workerEnv = "TOOLHOST_SERVER_TEST_WORKER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(supervisor.WorkerMain(engines.Packages()))
+	}
 	goleak.VerifyTestMain(m,
 		// The HTTP client's idle connections are closed per test; its
 		// transport may still be winding one down.
@@ -70,16 +80,27 @@ func (r *rig) drop(name string, wasm []byte) {
 // bytes) and creates the account "alice".
 func start(t *testing.T, modules map[string][]byte) *rig {
 	t.Helper()
+	return startWith(t, modules, false)
+}
+
+// startWith is start, with the native packages when natives is set.
+func startWith(t *testing.T, modules map[string][]byte, natives bool) *rig {
+	t.Helper()
 	r := &rig{t: t, tools: t.TempDir(), client: &http.Client{Timeout: 70 * time.Second}}
 	for name, wasm := range modules {
 		r.drop(name, wasm)
 	}
 	ctx := context.Background()
-	srv, err := server.New(ctx, server.Config{
+	cfg := server.Config{
 		ToolsDir: r.tools, DataDir: t.TempDir(), CacheDir: testmodule.CacheDir(),
 		Rescan: 200 * time.Millisecond, Settle: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	}
+	if natives {
+		cfg.Natives = engines.Packages()
+		cfg.Supervisor = supervisor.Config{Executable: os.Args[0], Env: []string{workerEnv + "=1"}}
+	}
+	srv, err := server.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,5 +664,109 @@ func TestConcurrentBatches(t *testing.T) {
 	}
 	if p := r.pool(); p.Pending != 0 || p.Active != 0 || p.Degraded != 0 {
 		t.Errorf("pool after the storm %+v", p)
+	}
+}
+
+// The native tools run in supervised workers behind the same routes: a
+// batch mixing the PAC allocator, a PDF tool and a WASM tool.
+func TestNativeTools(t *testing.T) {
+	r := startWith(t, map[string][]byte{"codec.wasm": module(t, "plugins-src/codec")}, true)
+	pdf, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "pdf", "letter_3pages.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdings := []any{
+		map[string]any{"instrument_id": "A", "quantity": "10", "price": "40", "currency": "EUR"},
+		map[string]any{"instrument_id": "B", "quantity": "4", "price": "150", "currency": "EUR"},
+	}
+	res := r.compute(
+		r.item("value", "pac_allocator", map[string]any{"operation": "value", "currency": "EUR", "holdings": holdings}),
+		r.item("plan", "pac_allocator", map[string]any{"operation": "plan", "currency": "EUR", "contribution": "500",
+			"holdings": holdings, "targets": []any{
+				map[string]any{"instrument_id": "A", "weight": "0.5"},
+				map[string]any{"instrument_id": "B", "weight": "0.5"},
+			}}),
+		r.item("protect", "pdf_protect", map[string]any{"operation": "protect", "file": pdf,
+			"user_password": "open sesame", "owner_password": "owner secret"}),
+		r.item("hash", "hash", map[string]any{"operation": "digest", "text": "abc", "algorithm": "sha256"}),
+	)
+	if res.SuccessCount != 4 {
+		t.Fatalf("batch %+v", res)
+	}
+	mode := r.diagnostics().Capabilities["memory"]
+	if mode == "" || mode == "unavailable" {
+		t.Errorf("native memory capability %q", mode)
+	}
+	for _, got := range res.Results[:3] {
+		if got.Resources.Memory == nil || got.Resources.Memory.Mode != mode || got.Resources.FuelUsed != nil {
+			t.Errorf("%s: resources %+v, want mode %s and no fuel", got.CorrelationID, got.Resources, mode)
+		}
+		if got.Metrics["startup_ms"] == nil || got.Metrics["compute_ms"] == nil {
+			t.Errorf("%s: metrics %v", got.CorrelationID, got.Metrics)
+		}
+	}
+	var value struct {
+		Status    string `json:"status"`
+		Valuation struct {
+			Total string `json:"total"`
+		} `json:"valuation"`
+	}
+	if err := json.Unmarshal(res.Results[0].Result, &value); err != nil || value.Status != "ready" || value.Valuation.Total != "1000.00" {
+		t.Errorf("value: %s (%v)", res.Results[0].Result, err)
+	}
+	var plan struct {
+		Solver struct {
+			Status string `json:"status"`
+		} `json:"solver"`
+	}
+	if err := json.Unmarshal(res.Results[1].Result, &plan); err != nil || plan.Solver.Status != "optimal" {
+		t.Errorf("plan: %s (%v)", res.Results[1].Result, err)
+	}
+}
+
+// A native tool whose engine the host lacks is listed as unavailable with
+// the reason and answered tool_unavailable, never faked.
+func TestNativeEngineMissing(t *testing.T) {
+	// A PATH with cbc alone: the PDF tools' engines are missing.
+	cbc, err := exec.LookPath("cbc")
+	if err != nil {
+		t.Fatalf("cbc: %v (.ci/run installs coinor-cbc)", err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(cbc, filepath.Join(bin, "cbc")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	r := startWith(t, nil, true)
+	c := r.catalog()
+	if slices.ContainsFunc(c.Items, func(d descriptor) bool { return strings.HasPrefix(d.ToolCode, "pdf_") }) {
+		t.Errorf("a PDF tool is listed as available without its engines")
+	}
+	if !slices.ContainsFunc(c.Items, func(d descriptor) bool { return d.ToolCode == "pac_allocator" }) {
+		t.Errorf("pac_allocator is not listed, though cbc is there")
+	}
+	var summaries []string
+	for _, u := range c.Unavailable {
+		summaries = append(summaries, string(u))
+	}
+	if !slices.Contains(summaries, `{"tool_code":"pdf_protect","reason":"engine_missing"}`) {
+		t.Errorf("unavailable %s", summaries)
+	}
+	// Pinned to its live descriptor (diagnostics lists it), an item is
+	// refused per item, and nothing runs.
+	var diag struct {
+		Descriptors []descriptor `json:"descriptors"`
+	}
+	r.getJSON("/api/v1/tools/diagnostics", &diag)
+	i := slices.IndexFunc(diag.Descriptors, func(d descriptor) bool { return d.ToolCode == "pdf_protect" })
+	if i < 0 {
+		t.Fatal("pdf_protect is not among the diagnostics descriptors")
+	}
+	d := diag.Descriptors[i]
+	res := r.compute(map[string]any{"correlation_id": "p", "tool_code": d.ToolCode, "contract_version": d.ContractVersion,
+		"implementation_version": d.ImplementationVersion, "schema_fingerprint": d.SchemaFingerprint,
+		"parameters": map[string]any{"operation": "protect"}})
+	if got := res.Results[0]; got.Error == nil || got.Error.Code != "tool_unavailable" || got.ExecutionID != "" {
+		t.Errorf("pdf_protect without its engines: %+v %+v", got, got.Error)
 	}
 }
