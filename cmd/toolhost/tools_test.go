@@ -44,7 +44,7 @@ func TestToolCommands(t *testing.T) {
 		{name: "run without a code", args: []string{"run", "--tools-dir", dir}, code: 2},
 		{name: "run a native tool", args: []string{"run", "pac_allocator", "--tools-dir", dir, "--cache-dir", cache},
 			stdin: `{"operation":"value","currency":"EUR","holdings":[{"instrument_id":"A","quantity":"2","price":"10.5","currency":"EUR"}]}`,
-			code: 0, stdout: `"total":"21.00"`},
+			code:  0, stdout: `"total":"21.00"`},
 		{name: "run with parameters that are not JSON", args: []string{"run", "ping", "--tools-dir", dir, "--cache-dir", cache}, stdin: `{"operation":`, code: 1, stdout: `"code":"invalid_parameters"`},
 		{name: "list", args: []string{"list", "--tools-dir", dir, "--cache-dir", cache}, code: 0, stdout: `"reason":"declaration_missing"`},
 		{name: "list a missing folder", args: []string{"list", "--tools-dir", filepath.Join(dir, "nope")}, code: 1},
