@@ -60,9 +60,12 @@ type Outcome struct {
 }
 
 // Phases are an item's measured durations inside its sandbox. Each is nil
-// when the phase was not observed (never an invented zero).
+// when the phase was not observed (never an invented zero). Cleanup is the
+// engine's confirmed teardown of the sandbox (the worker's process tree and
+// cgroup, the WASM instance), which Run performs before it returns.
 type Phases struct {
 	Startup, InputValidation, Compute, OutputValidation, Serialization *time.Duration
+	Cleanup                                                            *time.Duration
 }
 
 // Memory reports how an item's memory was bounded and what it used.

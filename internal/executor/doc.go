@@ -71,11 +71,11 @@
 // Durations are measured, in float milliseconds, and null when not
 // observed: queue_wait_ms from admission to lane acquisition;
 // startup_ms, input_validation_ms, compute_ms, output_validation_ms and
-// serialization_ms from the engine's phases; execution_ms from lane
-// acquisition until Run returned; total_ms from admission to the item's
-// outcome. execution_ms includes the engine's cleanup, because engines
-// clean up inside Run; cleanup_ms stays null until engine.Phases reports
-// a cleanup phase. The batch's server_processing_ms runs from
+// serialization_ms from the engine's phases; cleanup_ms from the engine's
+// confirmed cleanup phase (engines clean up inside Run); execution_ms from
+// lane acquisition until cleanup began (until Run returned when the engine
+// reports no cleanup); total_ms from admission to the item's outcome. The
+// batch's server_processing_ms runs from
 // [Batch.Start] until every item has an outcome.
 //
 // [Executor.Pool] reports lanes, active, queued, pending, degraded,

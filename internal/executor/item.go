@@ -84,7 +84,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	res.ExecutionID = job.ExecutionID
 	e.reserve(eff.MemoryLimitBytes)
 	end := e.call(r.ctx, svc.Runner, job)
-	res.Metrics.ExecutionMS = millis(time.Since(laneStart))
+	elapsed := time.Since(laneStart)
 	if end.confirmed {
 		e.releaseLane(eff.MemoryLimitBytes)
 	} else {
@@ -100,6 +100,13 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		res.Metrics.SerializationMS = phase(out.Phases.Serialization)
 		res.Resources = Resources{Memory: out.Memory, FuelUsed: out.FuelUsed}
 	}
+	// Execution runs from lane acquisition until cleanup begins: when the
+	// engine observed its cleanup, that is the end of Run less the cleanup.
+	if end.out != nil && end.out.Phases.Cleanup != nil && *end.out.Phases.Cleanup <= elapsed {
+		res.Metrics.CleanupMS = phase(end.out.Phases.Cleanup)
+		elapsed -= *end.out.Phases.Cleanup
+	}
+	res.Metrics.ExecutionMS = millis(elapsed)
 	if end.err != nil {
 		var te *toolerr.Error
 		if errors.As(end.err, &te) {

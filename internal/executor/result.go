@@ -61,12 +61,12 @@ type Metrics struct {
 	ComputeMS          *float64 `json:"compute_ms"`
 	OutputValidationMS *float64 `json:"output_validation_ms"`
 	SerializationMS    *float64 `json:"serialization_ms"`
-	// ExecutionMS runs from lane acquisition until the engine's Run
-	// returned, which is after its sandbox is gone: it includes cleanup.
+	// ExecutionMS runs from lane acquisition until cleanup begins (so it
+	// holds startup and the sandbox's phases). When the engine did not
+	// report its cleanup, it runs until the engine's Run returned.
 	ExecutionMS *float64 `json:"execution_ms"`
-	// CleanupMS is always null for now: engines clean up inside Run and
-	// engine.Phases has no cleanup phase, so the executor cannot observe
-	// where cleanup began.
+	// CleanupMS is the engine's confirmed teardown (engine.Phases.Cleanup),
+	// null when it did not report one or the cleanup was not confirmed.
 	CleanupMS *float64 `json:"cleanup_ms"`
 	// TotalMS runs from the batch's admission to the item's outcome.
 	TotalMS *float64 `json:"total_ms"`

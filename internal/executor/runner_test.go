@@ -205,7 +205,8 @@ func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, erro
 	echo, _ := json.Marshal(map[string]any{"echo": p.Value, "operation": p.Operation})
 	ok := &engine.Outcome{
 		Result: echo,
-		Phases: engine.Phases{Compute: engine.Duration(2 * time.Millisecond), Serialization: engine.Duration(time.Microsecond)},
+		Phases: engine.Phases{Compute: engine.Duration(2 * time.Millisecond), Serialization: engine.Duration(time.Microsecond),
+			Cleanup: engine.Duration(time.Nanosecond)},
 		Memory: memory,
 	}
 	switch p.Mode {

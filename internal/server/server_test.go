@@ -701,7 +701,7 @@ func TestNativeTools(t *testing.T) {
 		if got.Resources.Memory == nil || got.Resources.Memory.Mode != mode || got.Resources.FuelUsed != nil {
 			t.Errorf("%s: resources %+v, want mode %s and no fuel", got.CorrelationID, got.Resources, mode)
 		}
-		if got.Metrics["startup_ms"] == nil || got.Metrics["compute_ms"] == nil {
+		if got.Metrics["startup_ms"] == nil || got.Metrics["compute_ms"] == nil || got.Metrics["cleanup_ms"] == nil {
 			t.Errorf("%s: metrics %v", got.CorrelationID, got.Metrics)
 		}
 	}

@@ -120,7 +120,11 @@ func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job 
 	}
 	out := &engine.Outcome{Memory: &engine.Memory{Mode: s.mode, LimitBytes: job.Operation.MemoryLimitBytes}}
 	verdict := w.supervise(ctx, out)
+	cleanupStart := time.Now()
 	breached, peak, err := w.cleanup()
+	if err == nil {
+		out.Phases.Cleanup = engine.Duration(time.Since(cleanupStart))
+	}
 	if peak != nil {
 		out.Memory.PeakBytes = peak
 	}
