@@ -10,6 +10,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -136,7 +137,7 @@ func unauthorized(c *gin.Context) {
 // bearer returns the token of an "Authorization: Bearer TOKEN" header.
 func bearer(h string) (string, bool) {
 	const scheme = "bearer "
-	if len(h) <= len(scheme) || !equalFold(h[:len(scheme)], scheme) {
+	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
 		return "", false
 	}
 	t := h[len(scheme):]
@@ -146,22 +147,6 @@ func bearer(h string) (string, bool) {
 		}
 	}
 	return t, true
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // recoverer turns a panic in a handler into a logged 500 problem, never a
