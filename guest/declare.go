@@ -29,6 +29,7 @@ type serviceMeta struct {
 	ui                      UI
 	documentation           Documentation
 	operations              []Operation
+	platform                *Platform
 	hasCompute              bool
 }
 
@@ -113,6 +114,9 @@ func (m serviceMeta) check() error {
 	case !m.hasCompute:
 		return errors.New("Compute is nil")
 	}
+	if err := m.platform.check(); err != nil {
+		return fmt.Errorf("platform: %w", err)
+	}
 	if len(m.texts) != len(languages) {
 		return errors.New("texts must hold exactly en, it, fr and es")
 	}
@@ -142,6 +146,29 @@ func (m serviceMeta) check() error {
 				return fmt.Errorf("operations[%d] (%q): %s is negative (zero means the model default)", i, op.Name, l.field)
 			}
 		}
+	}
+	return nil
+}
+
+// check reports the first rule p breaks that the SDK can tell alone; the
+// host checks the rest (docs/contracts.md). A nil p declares nothing.
+func (p *Platform) check() error {
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.Status != "" && p.Status != "stable" && p.Status != "beta" && p.Status != "preview" && p.Status != "unavailable":
+		return fmt.Errorf("status %q must be stable, beta, preview or unavailable", p.Status)
+	case (p.Status == "unavailable") != (p.StatusReason != ""):
+		return errors.New("status unavailable has a StatusReason, and only it")
+	case p.Execution != "" && p.Execution != "client" && p.Execution != "sync" && p.Execution != "job":
+		return fmt.Errorf("execution %q must be client, sync or job", p.Execution)
+	case p.Job != nil && p.Execution != "job":
+		return errors.New("only a job tool (Execution \"job\") names a Job")
+	case p.Job == nil && p.Execution == "job" && !p.PageOnly:
+		return errors.New("a job tool in the API names its Job")
+	case p.Cost < 0 || p.PerTargetPerMinute < 0:
+		return errors.New("Cost and PerTargetPerMinute must not be negative")
 	}
 	return nil
 }
@@ -237,6 +264,41 @@ type (
 		Operations     []operationJSON     `json:"operations"`
 		InputSchema    map[string]any      `json:"input_schema"`
 		OutputSchema   map[string]any      `json:"output_schema"`
+		Platform       *platformJSON       `json:"platform,omitempty"`
+	}
+	// platformJSON leaves zero fields out: they take the host's default.
+	platformJSON struct {
+		Status             string       `json:"status,omitempty"`
+		StatusReason       string       `json:"status_reason,omitempty"`
+		Execution          string       `json:"execution,omitempty"`
+		API                *bool        `json:"api,omitempty"`
+		Job                *jobJSON     `json:"job,omitempty"`
+		Legacy             []legacyJSON `json:"legacy,omitempty"`
+		Files              []fileJSON   `json:"files,omitempty"`
+		OutputFiles        bool         `json:"output_files,omitempty"`
+		Anonymous          *bool        `json:"anonymous,omitempty"`
+		Capability         string       `json:"capability,omitempty"`
+		QuotaClass         string       `json:"quota_class,omitempty"`
+		Cost               int          `json:"cost,omitempty"`
+		Egress             bool         `json:"egress,omitempty"`
+		Hosts              []string     `json:"hosts,omitempty"`
+		PerTargetPerMinute int          `json:"per_target_per_minute,omitempty"`
+	}
+	jobJSON struct {
+		Type      string         `json:"type"`
+		Operation string         `json:"operation"`
+		Preset    map[string]any `json:"preset,omitempty"`
+	}
+	legacyJSON struct {
+		Method    string `json:"method"`
+		Path      string `json:"path"`
+		Operation string `json:"operation,omitempty"`
+		Selector  string `json:"selector,omitempty"`
+	}
+	fileJSON struct {
+		Name     string   `json:"name"`
+		Types    []string `json:"types"`
+		MaxBytes int64    `json:"max_bytes"`
 	}
 	textJSON struct {
 		Name        string `json:"name"`
@@ -289,6 +351,35 @@ func (m serviceMeta) declaration() *serviceJSON {
 			CleanupTimeoutMS: op.CleanupTimeoutMS, RequestTimeoutMS: op.RequestTimeoutMS,
 			ClientTimeoutMS: op.ClientTimeoutMS, MemoryLimitBytes: op.MemoryLimitBytes,
 		})
+	}
+	if p := m.platform; p != nil {
+		d.Platform = p.declaration()
+	}
+	return d
+}
+
+// declaration returns the platform block, zero fields left out.
+func (p *Platform) declaration() *platformJSON {
+	no := false
+	d := &platformJSON{
+		Status: p.Status, StatusReason: p.StatusReason, Execution: p.Execution,
+		OutputFiles: p.OutputFiles, Capability: p.Capability, QuotaClass: p.QuotaClass,
+		Cost: p.Cost, Egress: p.Egress, Hosts: p.Hosts, PerTargetPerMinute: p.PerTargetPerMinute,
+	}
+	if p.PageOnly {
+		d.API = &no
+	}
+	if p.RequireCaller {
+		d.Anonymous = &no
+	}
+	if p.Job != nil {
+		d.Job = &jobJSON{Type: p.Job.Type, Operation: p.Job.Operation, Preset: p.Job.Preset}
+	}
+	for _, l := range p.Legacy {
+		d.Legacy = append(d.Legacy, legacyJSON(l))
+	}
+	for _, f := range p.Files {
+		d.Files = append(d.Files, fileJSON(f))
 	}
 	return d
 }

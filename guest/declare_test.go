@@ -127,6 +127,14 @@ func TestDeclarationMetadataRefusals(t *testing.T) {
 		{"duplicate operation", with(func(s *Service[flatIn, flatOut]) { s.Operations = ops("run", "run") }), `"run" is declared twice`},
 		{"negative limit", with(func(s *Service[flatIn, flatOut]) { s.Operations[0].HardTimeoutMS = -1 }), "hard_timeout_ms is negative"},
 		{"nil compute", with(func(s *Service[flatIn, flatOut]) { s.Compute = nil }), "Compute is nil"},
+		{"platform status", with(func(s *Service[flatIn, flatOut]) { s.Platform = &Platform{Status: "gone"} }), "platform: status"},
+		{"platform reason", with(func(s *Service[flatIn, flatOut]) { s.Platform = &Platform{Status: "unavailable"} }), "StatusReason"},
+		{"platform execution", with(func(s *Service[flatIn, flatOut]) { s.Platform = &Platform{Execution: "batch"} }), "platform: execution"},
+		{"platform job on sync", with(func(s *Service[flatIn, flatOut]) {
+			s.Platform = &Platform{Execution: "sync", Job: &Job{Type: "x", Operation: "run"}}
+		}), "only a job tool"},
+		{"platform job missing", with(func(s *Service[flatIn, flatOut]) { s.Platform = &Platform{Execution: "job"} }), "names its Job"},
+		{"platform negative cost", with(func(s *Service[flatIn, flatOut]) { s.Platform = &Platform{Cost: -1} }), "negative"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := declare(tc.p)

@@ -81,6 +81,16 @@
 // per distinct field set (named after its first operation); a field the
 // computed operation does not have must be left zero.
 //
+// # The tools platform
+//
+// Service.Platform declares how the tools platform (ADR-027) lists and runs
+// the service: its status, execution (client, sync or job), whether the
+// run API has it, the job a job tool's run submits, file inputs and file
+// output, whether anonymous callers may run it, a capability, its quota
+// class and cost, egress and hosts. nil declares the defaults of a pure
+// transform the page runs in the browser and the server runs for API
+// callers; docs/contracts.md has every field and rule.
+//
 // # Errors
 //
 // Compute returns an [*Error] to choose the code ([InvalidInput],

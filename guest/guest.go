@@ -70,6 +70,77 @@ type Operation struct {
 	MemoryLimitBytes                  int64
 }
 
+// Platform is a service's place on the tools platform (ADR-027): how the
+// run API runs it, who may call it and what a run costs. Each zero field
+// takes the host's default, and the defaults describe a pure transform that
+// the page runs in the browser and the server runs for API callers: status
+// "stable", execution "client", in the run API, anonymous callers allowed,
+// no capability, quota class "tools-run" ("tools-job" for a job tool),
+// cost 1, no egress, no hosts, no files. The host checks the block when it
+// loads the module (docs/guest-abi.md, docs/contracts.md).
+type Platform struct {
+	// Status is "stable", "beta", "preview" or "unavailable"; "" is
+	// "stable". StatusReason says why a tool is unavailable, and only then.
+	Status, StatusReason string
+	// Execution is "client", "sync" or "job"; "" is "client".
+	Execution string
+	// PageOnly keeps the tool out of the run API and the SDK (api false).
+	PageOnly bool
+	// Job is what a job tool's run submits; required of a job tool in the
+	// API, refused on any other.
+	Job *Job
+	// Legacy are the deprecated routes that reach the tool.
+	Legacy []LegacyRoute
+	// Files are the file inputs the tool accepts.
+	Files []FileInput
+	// OutputFiles says that a run produces files; such a tool in the API
+	// is a job tool.
+	OutputFiles bool
+	// RequireCaller refuses anonymous callers (auth.anonymous false): a
+	// run needs at least a browser session or a token.
+	RequireCaller bool
+	// Capability is the capability a run needs beyond tools.tool.run, such
+	// as "tools.net.probe"; "" for none.
+	Capability string
+	// QuotaClass names the work a run counts against, never a tier or a
+	// price: "tools-run", "tools-job", "tools-fetch", "tools-probe", …
+	QuotaClass string
+	// Cost is the weight of one run in its quota class; 0 is 1.
+	Cost int
+	// Egress says that a run sends traffic off the host; Hosts lists the
+	// fixed hosts it contacts.
+	Egress bool
+	Hosts  []string
+	// PerTargetPerMinute throttles runs against one target across all
+	// callers; 0 is none. Required of an egress tool open to anonymous
+	// callers.
+	PerTargetPerMinute int
+}
+
+// Job is what a job tool's run submits: a job of Type whose input is the
+// run's input with Preset laid over it and "tool" set to Operation.
+type Job struct {
+	Type      string
+	Operation string
+	Preset    map[string]any
+}
+
+// LegacyRoute is a deprecated route that reaches the tool: Method "GET" or
+// "POST", Path under /api/process, /api/net or /api/dev, the Operation it
+// runs when the tool has several, and on a route several tools share the
+// Selector, the legacy tool name that picks this tool.
+type LegacyRoute struct {
+	Method, Path, Operation, Selector string
+}
+
+// FileInput is a file the tool accepts: its part Name (tool-code format),
+// the media Types its bytes may be sniffed as, and its size limit.
+type FileInput struct {
+	Name     string
+	Types    []string
+	MaxBytes int64
+}
+
 // Service is one public calculation: its metadata, operations, and the
 // Compute function over its input and output types. The input and output
 // schemas are derived from In and Out (see the package documentation): both
@@ -92,6 +163,9 @@ type Service[In, Out any] struct {
 	// Operations are the service's operations, at least one, with unique
 	// names. Their order is the order of the schema's variants.
 	Operations []Operation
+	// Platform holds the service's tools-platform fields (ADR-027). nil
+	// declares none: the host's defaults apply (see [Platform]).
+	Platform *Platform
 	// Compute computes one item. in has been decoded strictly and its
 	// Operation is ctx.Operation(). Return an *Error to choose the error
 	// code; any other error is execution_failed with its text, and a
@@ -109,7 +183,7 @@ func (s *Service[In, Out]) compile(checks bool) (*service, error) {
 		code: s.Code, name: s.Name, description: s.Description,
 		nameKey: s.NameKey, descriptionKey: s.DescriptionKey, texts: s.Texts,
 		category: s.Category, iconKey: s.IconKey, ui: s.UI, documentation: s.Documentation,
-		operations: s.Operations, hasCompute: s.Compute != nil,
+		operations: s.Operations, platform: s.Platform, hasCompute: s.Compute != nil,
 	}
 	svc, err := newService(meta, reflect.TypeFor[In](), reflect.TypeFor[Out](), checks)
 	if err != nil {

@@ -1,6 +1,9 @@
 // Package catalog projects a registry snapshot into the descriptors callers
 // read: the seed-000 catalogue (version "2") and the descriptors of the
-// process diagnostics. It only reads the snapshot; it never runs a tool.
+// process diagnostics ([Build], [Describe]), and ADR-027's tools.tool@1
+// descriptors, tools.tool-list@1 and schema documents ([Tool], [List],
+// [Schema]; docs/contracts.md). Both come from the same definitions. It
+// only reads the snapshot; it never runs a tool.
 package catalog
 
 import (

@@ -132,6 +132,7 @@ func decodeService(v any, path string, opts Options) Declared {
 	ops := f.array("operations")
 	def.InputSchema = f.value("input_schema")
 	def.OutputSchema = f.value("output_schema")
+	platform := f.optValue("platform")
 	if r := f.done(); r != nil {
 		decl.Refusal = r
 		return decl
@@ -154,6 +155,9 @@ func decodeService(v any, path string, opts Options) Declared {
 		return decl
 	}
 	def.Fingerprint = fp
+	if def.Platform, decl.Refusal = decodePlatform(platform, path+"/platform", def); decl.Refusal != nil {
+		return decl
+	}
 	decl.Definition = def
 	return decl
 }

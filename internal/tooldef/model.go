@@ -60,6 +60,9 @@ type Definition struct {
 	// InputSchema and OutputSchema are decoded JSON values (package wire).
 	InputSchema  any
 	OutputSchema any
+	// Platform holds the tools.tool@1 fields the service declared, its
+	// defaults filled. It is not part of the fingerprint.
+	Platform Platform
 
 	ContractVersion       string
 	ImplementationVersion string

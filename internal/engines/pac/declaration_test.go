@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"toolhost/internal/contracts"
 	"toolhost/internal/policy"
 	"toolhost/internal/toolerr"
 )
@@ -40,6 +41,12 @@ func TestDeclarationAccepted(t *testing.T) {
 	}
 	if len(def.Fingerprint) != 64 {
 		t.Errorf("fingerprint = %q", def.Fingerprint)
+	}
+	// ADR-027: a sync tool, answered inline, in a quota class of its own
+	// at more than a transform's cost.
+	if p := def.Platform; p.Execution != contracts.ExecutionSync || !p.API || p.Job != nil || !p.Anonymous ||
+		p.QuotaClass != QuotaClass || p.Cost <= 1 || p.Egress || p.OutputFiles {
+		t.Errorf("platform = %+v", p)
 	}
 	// The input is a discriminated union on operation.
 	in := def.InputSchema.(map[string]any)

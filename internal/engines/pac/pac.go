@@ -38,6 +38,16 @@ const (
 	implementationVersion = "1.0.0"
 )
 
+// The service's tools-platform fields (ADR-027): a sync tool, answered
+// inline, open to anonymous callers at the lowest allowance.
+const (
+	// QuotaClass is the quota class of the service: solver work.
+	QuotaClass = "tools-solve"
+	// Cost is the weight of one run in QuotaClass: a plan may hold the
+	// solver for 30 s, several times a plain transform's work.
+	Cost = 5
+)
+
 // Operation names.
 const (
 	OpValue = "value"
@@ -95,7 +105,8 @@ func service() *guest.Service[Input, Output] {
 				RequestTimeoutMS: 59000, ClientTimeoutMS: 65000,
 			},
 		},
-		Compute: native.InWorker[Input, Output],
+		Platform: &guest.Platform{Execution: "sync", QuotaClass: QuotaClass, Cost: Cost},
+		Compute:  native.InWorker[Input, Output],
 	}
 }
 

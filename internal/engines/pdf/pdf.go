@@ -91,13 +91,13 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 		ContractVersion:       ContractVersion,
 		ImplementationVersion: ImplementationVersion,
 		Services: []guest.Declaration{
-			service("pdf_protect", protectTexts, guest.Operation{
+			service("pdf_protect", protectTexts, platform("protect", "protect-pdf", 2), guest.Operation{
 				Name:              "protect",
 				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
 				EngineTimeoutMS: protectEngineTimeout.Milliseconds(), SoftTimeoutMS: 7_000, HardTimeoutMS: 9_000,
 				MemoryLimitBytes: 256 << 20,
 			}, native.InWorker[protectInput, protectOutput]),
-			service("pdf_to_image", renderTexts, guest.Operation{
+			service("pdf_to_image", renderTexts, platform("render", "pdf-to-image", 4), guest.Operation{
 				Name: "render", Deterministic: true,
 				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
 				EngineTimeoutMS: renderEngineTimeout.Milliseconds(), SoftTimeoutMS: 17_000, HardTimeoutMS: 19_000,
@@ -119,10 +119,42 @@ const (
 	postEngineReserve = 500 * time.Millisecond
 )
 
+// JobType is the job type both services' runs submit (ADR-027): a job of
+// type "pdf" whose input's tool is the operation, protect or render.
+const JobType = "pdf"
+
+// QuotaClass is the quota class of both services: job work.
+const QuotaClass = "tools-job"
+
+// platform returns the tools-platform fields of a PDF service (ADR-027):
+// a job tool whose run submits a job of type "pdf" for operation op, taking
+// one PDF as the file "file" and producing files; heavy work, so anonymous
+// callers are refused; reached from the legacy /api/process routes by the
+// legacy tool name selector.
+//
+// Until the jobs API carries the files, the services also take and return
+// them base64-encoded in their parameters and results (the package
+// documentation), which bounds the file at MaxFileBytes.
+func platform(op, selector string, cost int) *guest.Platform {
+	return &guest.Platform{
+		Execution:     "job",
+		Job:           &guest.Job{Type: JobType, Operation: op},
+		Files:         []guest.FileInput{{Name: "file", Types: []string{"application/pdf"}, MaxBytes: MaxFileBytes}},
+		OutputFiles:   true,
+		RequireCaller: true,
+		QuotaClass:    QuotaClass,
+		Cost:          cost,
+		Legacy: []guest.LegacyRoute{
+			{Method: "POST", Path: "/api/process", Operation: op, Selector: selector},
+			{Method: "POST", Path: "/api/process/direct", Operation: op, Selector: selector},
+		},
+	}
+}
+
 // service declares one PDF service: translation keys tools.<code>.name and
 // .description, icon and UI component keys equal to the code, category
 // "pdf", documentation at tools/<code>.
-func service[In, Out any](code string, texts map[string]guest.Text, op guest.Operation,
+func service[In, Out any](code string, texts map[string]guest.Text, p *guest.Platform, op guest.Operation,
 	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
 	return &guest.Service[In, Out]{
 		Code:           code,
@@ -136,6 +168,7 @@ func service[In, Out any](code string, texts map[string]guest.Text, op guest.Ope
 		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: uiVersion},
 		Documentation:  guest.Documentation{Path: "tools/" + code, Version: documentationVersion},
 		Operations:     []guest.Operation{op},
+		Platform:       p,
 		Compute:        compute,
 	}
 }

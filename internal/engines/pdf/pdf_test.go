@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"toolhost/internal/contracts"
 	"toolhost/internal/engines/pdf"
 	"toolhost/internal/native"
 	"toolhost/internal/policy"
@@ -121,6 +122,17 @@ func TestDeclaration(t *testing.T) {
 			// engine window can be claimed with time to spare at the start.
 			if s.eff.MaxParameterBytes != pdf.MaxParameterBytes || s.eff.MaxResultBytes != pdf.MaxResultBytes {
 				t.Errorf("effective byte limits %d/%d", s.eff.MaxParameterBytes, s.eff.MaxResultBytes)
+			}
+			// ADR-027: a job tool with a PDF file in and files out, for
+			// signed-in callers only.
+			pl := d.Platform
+			if pl.Execution != contracts.ExecutionJob || !pl.API || pl.Job == nil || pl.Job.Type != pdf.JobType ||
+				pl.Job.Operation != tt.op || !pl.OutputFiles || pl.Anonymous || pl.QuotaClass != pdf.QuotaClass || pl.Cost < 2 {
+				t.Errorf("platform %+v", pl)
+			}
+			if len(pl.Files) != 1 || pl.Files[0].Name != "file" || !slices.Equal(pl.Files[0].Types, []string{"application/pdf"}) ||
+				pl.Files[0].MaxBytes != pdf.MaxFileBytes {
+				t.Errorf("file inputs %+v", pl.Files)
 			}
 			if slack := s.eff.SoftTimeoutMS - s.eff.EngineTimeoutMS; slack < 1500 {
 				t.Errorf("soft %d ms − engine %d ms leaves %d ms for start-up and the post-engine reserve",

@@ -37,7 +37,8 @@ const MemoryLimitBytes = 64 << 20
 // Service declares a bundled service from its code, category and texts
 // (whose "en" entry gives Name and Description): translation keys
 // tools.<code>.name and .description, icon key and UI component key equal
-// to the code, documentation at tools/<code>.
+// to the code, documentation at tools/<code>, and the [Platform] of a
+// browser transform with a server engine.
 func Service[In, Out any](code, category string, texts map[string]guest.Text, ops []guest.Operation,
 	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
 	return &guest.Service[In, Out]{
@@ -52,8 +53,21 @@ func Service[In, Out any](code, category string, texts map[string]guest.Text, op
 		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: UIVersion},
 		Documentation:  guest.Documentation{Path: "tools/" + code, Version: DocumentationVersion},
 		Operations:     ops,
+		Platform:       Platform(),
 		Compute:        compute,
 	}
+}
+
+// QuotaClass is the quota class of every bundled transform.
+const QuotaClass = "tools-run"
+
+// Platform returns the tools-platform fields of a bundled transform
+// (ADR-027, "Browser-only tools may get server engines"): the page runs it
+// in the browser (execution client) and the run API runs the same engine
+// on the server (api true), for anyone, at cost 1 in tools-run; it never
+// fetches. Each call returns a new value.
+func Platform() *guest.Platform {
+	return &guest.Platform{Execution: "client", QuotaClass: QuotaClass, Cost: 1}
 }
 
 // Operations declares deterministic operations with the bundled memory

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"toolhost/guest"
+	"toolhost/internal/contracts"
 	"toolhost/internal/schema"
 	"toolhost/internal/tooldef"
 	"toolhost/internal/toolerr"
@@ -86,6 +87,12 @@ func checkConventions(t *testing.T, d *tooldef.Definition) {
 		if !op.Policy.Deterministic {
 			t.Errorf("%s/%s: not deterministic", code, op.Policy.Name)
 		}
+	}
+	// ADR-027: a browser transform with a server engine.
+	p := d.Platform
+	if p.Execution != contracts.ExecutionClient || !p.API || !p.Anonymous || p.Egress || len(p.Hosts) != 0 ||
+		p.QuotaClass != "tools-run" || p.Cost != 1 || p.Job != nil || p.OutputFiles || p.Status != contracts.StatusStable {
+		t.Errorf("%s: platform %+v, want a stable client transform in the API", code, p)
 	}
 }
 
