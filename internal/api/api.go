@@ -88,6 +88,7 @@ func New(cfg Config) *Server {
 	tools.GET("/catalog", s.catalog)
 	tools.POST("/compute", s.compute)
 	tools.GET("/diagnostics", s.diagnostics)
+	s.registerTools()
 	return s
 }
 

@@ -20,10 +20,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"toolhost/internal/contracts"
 	"toolhost/internal/engines"
 	"toolhost/internal/server"
 	"toolhost/internal/supervisor"
 	"toolhost/internal/testmodule"
+	"toolhost/internal/wire"
 )
 
 // workerEnv makes the test binary a native worker: the servers of these
@@ -769,4 +771,121 @@ func TestNativeEngineMissing(t *testing.T) {
 	if got := res.Results[0]; got.Error == nil || got.Error.Code != "tool_unavailable" || got.ExecutionID != "" {
 		t.Errorf("pdf_protect without its engines: %+v %+v", got, got.Error)
 	}
+}
+
+// The tools platform routes (ADR-027): every descriptor passes its
+// contract and checkDescriptor, the list passes checkList, the $refs
+// resolve, a sync tool runs anonymously, and every refusal is a problem
+// document of the run-request contract.
+func TestToolsPlatformRoutes(t *testing.T) {
+	r := startWith(t, bundled(t), true)
+	getDoc := func(path string) any {
+		t.Helper()
+		status, _, body := r.do("GET", path, "", nil)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		doc, err := wire.Decode(body, wire.Limits{MaxDepth: 128})
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return doc
+	}
+	list := getDoc("/api/v1/tools")
+	if err := contracts.Validate(contracts.ToolListV1, list); err != nil {
+		t.Fatalf("the list fails tools.tool-list@1: %v", err)
+	}
+	var typed contracts.ToolList
+	remarshal(t, list, &typed)
+	if f := contracts.CheckList(typed); len(f) != 0 {
+		t.Errorf("checkList: %+v", f)
+	}
+	if typed.Count == 0 || typed.Count != len(typed.Tools) {
+		t.Fatalf("list count %d of %d tools", typed.Count, len(typed.Tools))
+	}
+	for _, lt := range typed.Tools {
+		doc := getDoc("/api/v1/tools/" + lt.ID)
+		if err := contracts.Validate(contracts.ToolV1, doc); err != nil {
+			t.Errorf("%s fails tools.tool@1: %v", lt.ID, err)
+		}
+		var tool contracts.Tool
+		remarshal(t, doc, &tool)
+		if f := contracts.CheckDescriptor(tool); len(f) != 0 {
+			t.Errorf("%s: checkDescriptor: %+v", lt.ID, f)
+		}
+		// The list's $ref points at the schema route, whose $defs hold
+		// the descriptor's own input schema.
+		ref, _ := lt.Input.(map[string]any)["$ref"].(string)
+		path, frag, _ := strings.Cut(ref, "#")
+		schemaDoc := getDoc(path).(map[string]any)
+		if frag != "/$defs/input" || schemaDoc["$defs"] == nil {
+			t.Fatalf("%s: $ref %q against %v", lt.ID, ref, schemaDoc)
+		}
+		if want, got := encode(t, tool.Input), encode(t, stripID(schemaDoc["$defs"].(map[string]any)["input"])); !bytes.Equal(want, got) {
+			t.Errorf("%s: the schema route's input differs from the descriptor's:\n%s\n%s", lt.ID, got, want)
+		}
+	}
+	if raw := getDoc("/api/v1/contracts/tools.run.v1.json"); raw.(map[string]any)["$schema"] == nil {
+		t.Errorf("the run contract is not served: %v", raw)
+	}
+
+	// A sync run by an anonymous caller.
+	status, _, body := r.do("POST", "/api/v1/tools/hash/run", "",
+		[]byte(`{"input":{"operation":"digest","text":"abc","algorithm":"sha256"}}`))
+	var run map[string]any
+	if err := json.Unmarshal(body, &run); status != http.StatusOK || err != nil {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	if doc, _ := wire.Decode(body, wire.Limits{}); contracts.Validate(contracts.RunV1, doc) != nil || run["status"] != "succeeded" ||
+		run["result"].(map[string]any)["digest"] != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("run answer %s", body)
+	}
+
+	refusals := []struct {
+		name, path, token, body string
+		code                    string
+	}{
+		{"unknown tool", "/api/v1/tools/nope/run", "", `{"input":{}}`, contracts.ProblemToolNotFound},
+		{"bad JSON", "/api/v1/tools/hash/run", "", `{"input":`, contracts.ProblemInvalidRequest},
+		{"not a run request", "/api/v1/tools/hash/run", "", `{"parameters":{}}`, contracts.ProblemInvalidRequest},
+		{"invalid input", "/api/v1/tools/hash/run", "", `{"input":{"operation":"digest","text":"abc","algorithm":"crc"}}`, contracts.ProblemInvalidInput},
+		{"too large", "/api/v1/tools/hash/run", "", `{"input":{"operation":"digest","text":"` + strings.Repeat("x", 1<<20) + `"}}`, contracts.ProblemPayloadTooLarge},
+		{"bad token", "/api/v1/tools/hash/run", "th_nope", `{"input":{}}`, contracts.ProblemUnauthenticated},
+		{"job tool without the jobs API", "/api/v1/tools/pdf_protect/run", r.token, `{"input":{}}`, contracts.ProblemToolUnavailable},
+	}
+	for _, tt := range refusals {
+		status, h, body := r.do("POST", tt.path, tt.token, []byte(tt.body))
+		doc, err := wire.Decode(body, wire.Limits{})
+		if err != nil || contracts.ValidateProblem(doc) != nil || !strings.Contains(h.Get("Content-Type"), "application/problem+json") {
+			t.Errorf("%s: %d %s is not a problem document", tt.name, status, body)
+			continue
+		}
+		if got := doc.(map[string]any)["code"]; got != tt.code || status != contracts.ProblemStatus[tt.code] {
+			t.Errorf("%s: %d %v, want %d %s", tt.name, status, got, contracts.ProblemStatus[tt.code], tt.code)
+		}
+	}
+}
+
+// remarshal decodes a generic JSON value into v.
+func remarshal(t *testing.T, doc, v any) {
+	t.Helper()
+	if err := json.Unmarshal(encode(t, doc), v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stripID returns a schema without its $id, which the schema route adds
+// so that the embedded schema compiles on its own.
+func stripID(schema any) any {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return schema
+	}
+	out := map[string]any{}
+	for k, v := range m {
+		if k != "$id" {
+			out[k] = v
+		}
+	}
+	return out
 }

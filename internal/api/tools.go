@@ -1,0 +1,229 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/catalog"
+	"toolhost/internal/contracts"
+	"toolhost/internal/executor"
+	"toolhost/internal/registry"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// The tools platform routes of ADR-027: the public registry (list,
+// descriptor, schema), the run route, and the contracts they follow. Every
+// route resolves its caller (callerKey); the guard that limits callers
+// comes with the next issue.
+
+// callerKey is where resolveCaller leaves the caller's principal key.
+const callerKey = "toolhost.caller"
+
+// registerTools mounts the ADR-027 routes on the engine.
+func (s *Server) registerTools() {
+	s.engine.GET(contracts.Route+":name", s.contract)
+	public := s.engine.Group(Prefix+"/tools", s.resolveCaller)
+	public.GET("", s.listTools)
+	public.GET("/:id", s.getTool)
+	public.GET("/:id/schema", s.toolSchema)
+	public.POST("/:id/run", s.runTool)
+}
+
+// resolveCaller resolves the caller once per request: a bearer token of an
+// active account is that account; no credentials is the anonymous caller,
+// keyed by the client address. A token that does not resolve is refused,
+// never downgraded to anonymous.
+func (s *Server) resolveCaller(c *gin.Context) {
+	if h := c.GetHeader("Authorization"); h != "" {
+		token, ok := bearer(h)
+		var principal string
+		var err error
+		if ok {
+			principal, err = s.cfg.Accounts.Principal(c.Request.Context(), token)
+		}
+		if !ok || err != nil {
+			c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
+			toolsProblem(c, contracts.ProblemUnauthenticated, "The bearer token is not one of an active account.")
+			return
+		}
+		c.Set(callerKey, principal)
+		c.Next()
+		return
+	}
+	c.Set(callerKey, "anonymous:"+c.RemoteIP())
+	c.Next()
+}
+
+// toolsProblem writes a problem document with an ADR-027 problem code and
+// the status the run-request contract gives it.
+func toolsProblem(c *gin.Context, code, detail string) {
+	status, ok := contracts.ProblemStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeProblem(c, Problem{Status: status, Code: code, Detail: detail})
+}
+
+func (s *Server) contract(c *gin.Context) {
+	name := strings.TrimSuffix(c.Param("name"), ".json")
+	raw, ok := contracts.Raw(name)
+	if !ok {
+		problem(c, http.StatusNotFound, "not_found", "No such contract.")
+		return
+	}
+	c.Data(http.StatusOK, "application/schema+json", raw)
+}
+
+func (s *Server) listTools(c *gin.Context) {
+	writeJSON(c, http.StatusOK, "application/json", catalog.List(s.cfg.Snapshot()))
+}
+
+// service returns the registry service of the :id parameter, or writes the
+// 404 problem.
+func (s *Server) service(c *gin.Context) (*registry.Service, bool) {
+	svc, ok := s.cfg.Snapshot().Service(c.Param("id"))
+	if !ok {
+		toolsProblem(c, contracts.ProblemToolNotFound, "No tool has this id.")
+		return nil, false
+	}
+	return svc, true
+}
+
+func (s *Server) getTool(c *gin.Context) {
+	if svc, ok := s.service(c); ok {
+		writeJSON(c, http.StatusOK, "application/json", catalog.Tool(svc))
+	}
+}
+
+func (s *Server) toolSchema(c *gin.Context) {
+	if svc, ok := s.service(c); ok {
+		writeJSON(c, http.StatusOK, "application/schema+json", catalog.Schema(svc))
+	}
+}
+
+// runTool is POST /tools/:id/run: a sync (or client tool with a server
+// engine) answers inline through the executor, as one item pinned to the
+// live definition.
+func (s *Server) runTool(c *gin.Context) {
+	start := time.Now()
+	svc, ok := s.service(c)
+	if !ok {
+		return
+	}
+	tool := catalog.Tool(svc)
+	switch {
+	case !tool.API || tool.Run == nil:
+		toolsProblem(c, contracts.ProblemToolNotRunnable, "This tool is a page only: it has no run API.")
+		return
+	case tool.Status == contracts.StatusUnavailable:
+		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+tool.StatusReason+".")
+		return
+	case tool.Execution == contracts.ExecutionJob:
+		// Job tools run through the jobs API, which this server does not
+		// serve yet: refused as unavailable, never run another way.
+		toolsProblem(c, contracts.ProblemToolUnavailable, "Job tools run through the jobs API, which this server does not serve yet.")
+		return
+	}
+	if !strings.HasPrefix(c.ContentType(), "application/json") && c.ContentType() != "" {
+		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A run of this tool is a JSON tools.run-request@1.")
+		return
+	}
+	req, ok := s.readRunRequest(c)
+	if !ok {
+		return
+	}
+	params, err := wire.Encode(req["input"], wire.Limits{MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	if err != nil { // the body decoded within the same limits
+		toolsProblem(c, contracts.ProblemInvalidRequest, "The input cannot be encoded.")
+		return
+	}
+	d := svc.Definition
+	item := executor.Item{CorrelationID: "run", ToolCode: d.ToolCode, ContractVersion: d.ContractVersion,
+		ImplementationVersion: d.ImplementationVersion, SchemaFingerprint: d.Fingerprint, Parameters: params}
+	items := []executor.Item{item}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.Executor.BatchRequestTimeout(items))
+	defer cancel()
+	res, err := s.cfg.Executor.Compute(ctx, executor.Batch{RequestID: "run", Principal: c.GetString(callerKey), Items: items, Start: start})
+	switch {
+	case err == nil:
+	case c.Request.Context().Err() != nil:
+		c.Abort() // the client is gone
+		return
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		toolsProblem(c, contracts.ProblemOverloaded, "The run did not finish within its request deadline.")
+		return
+	default:
+		toolsProblem(c, contracts.ProblemOverloaded, "The server cannot take this run now; retry later.")
+		return
+	}
+	s.answerRun(c, d.ToolCode, &res.Results[0])
+}
+
+// readRunRequest reads and checks a JSON tools.run-request@1 body.
+func (s *Server) readRunRequest(c *gin.Context) (map[string]any, bool) {
+	limit := s.cfg.Platform.MaxRequestBodyBytes
+	if c.Request.ContentLength > limit {
+		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
+		return nil, false
+	}
+	body, ok := s.readBody(c)
+	if !ok {
+		return nil, false
+	}
+	doc, err := wire.Decode(body, wire.Limits{MaxBytes: int(limit), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	if err != nil {
+		toolsProblem(c, contracts.ProblemInvalidRequest, jsonRefusal(err))
+		return nil, false
+	}
+	if err := contracts.Validate(contracts.RunRequestV1, doc); err != nil {
+		p := Problem{Status: http.StatusBadRequest, Code: contracts.ProblemInvalidRequest,
+			Detail: "The body is not a tools.run-request@1 document."}
+		var ce *contracts.Error
+		if errors.As(err, &ce) {
+			p.Issues, p.IssueCount = ce.Issues, ce.IssueCount
+		}
+		writeProblem(c, p)
+		return nil, false
+	}
+	return doc.(map[string]any), true
+}
+
+// answerRun maps an item's outcome to the run route's answer: refusals
+// before the tool ran are problems, a run that happened is a tools.run@1
+// document (succeeded, or failed with the tool's own error).
+func (s *Server) answerRun(c *gin.Context, tool string, r *executor.ItemResult) {
+	if r.Status == executor.StatusSuccess {
+		writeJSON(c, http.StatusOK, "application/json", contracts.Run{ID: r.ExecutionID, Tool: tool,
+			Status: contracts.RunSucceeded, Result: json.RawMessage(r.Result)})
+		return
+	}
+	switch r.Error.Code {
+	case toolerr.InvalidParameters:
+		writeProblem(c, Problem{Status: http.StatusUnprocessableEntity, Code: contracts.ProblemInvalidInput,
+			Detail: "The input does not match the tool's input schema.", Issues: r.Error.Issues, IssueCount: r.Error.IssueCount})
+		return
+	case toolerr.InputLimitExceeded:
+		toolsProblem(c, contracts.ProblemPayloadTooLarge, "The input is over the tool's limits.")
+		return
+	case toolerr.UnknownTool:
+		toolsProblem(c, contracts.ProblemToolNotFound, "No tool has this id.")
+		return
+	case toolerr.ToolUnavailable, toolerr.VersionMismatch:
+		// The tool changed or left between lookup and run.
+		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is not available now; retry later.")
+		return
+	case toolerr.QueueFull, toolerr.QueueTimeout, toolerr.ServiceUnavailable:
+		toolsProblem(c, contracts.ProblemOverloaded, "The server cannot take this run now; retry later.")
+		return
+	}
+	// Failed after it started: the tool's own error, or the platform's
+	// (a timeout, a crash), as a run that happened.
+	writeJSON(c, http.StatusOK, "application/json", contracts.Run{ID: r.ExecutionID, Tool: tool, Status: contracts.RunFailed, Error: r.Error})
+}
