@@ -9,6 +9,7 @@
 //	toolhost policy [-operation FILE]                          the platform policy, or an operation's effective policy
 //	toolhost token create --user NAME [--data-dir DIR]         a new API token for NAME (the account is made if missing)
 //	toolhost user disable|enable NAME [--data-dir DIR]         disable or enable an account and all its tokens
+//	toolhost export [--out DIR]                                 the tools manifest and the OpenAPI document, as files
 //	toolhost version                                           the build's version
 //
 // Every command writes canonical JSON to stdout, except serve, which logs to
@@ -38,6 +39,7 @@ const usage = `usage:
   toolhost check MODULE.wasm
   toolhost check INPUT_SCHEMA OUTPUT_SCHEMA OPERATION...
   toolhost policy [-operation FILE]
+  toolhost export [--out DIR] [--tools-dir DIR]
   toolhost token create --user NAME [--data-dir DIR]
   toolhost user disable|enable NAME [--data-dir DIR]
   toolhost version
@@ -74,6 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runList(args[1:], stdout)
 	case "serve":
 		err = runServe(args[1:], stderr)
+	case "export":
+		err = runExport(args[1:], stdout)
 	case "token":
 		err = runToken(args[1:], stdout)
 	case "user":

@@ -61,7 +61,7 @@ func runServe(args []string, stderr io.Writer) error {
 	defer stop()
 	srv, err := server.New(ctx, server.Config{
 		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
-		Natives: engines.Packages(),
+		Natives: engines.Packages(), Version: version(),
 	})
 	if err != nil {
 		return err

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,5 +90,37 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %s:\n%s", want, log)
 		}
+	}
+}
+
+// export writes the tools manifest and the OpenAPI document.
+func TestExport(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	if code := run([]string{"export", "--out", out, "--tools-dir", t.TempDir(), "--cache-dir", t.TempDir()}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("export: %d %s", code, stderr.String())
+	}
+	var list struct {
+		Count int `json:"count"`
+		Tools []struct {
+			ID string `json:"id"`
+		} `json:"tools"`
+	}
+	var api struct {
+		OpenAPI string         `json:"openapi"`
+		Paths   map[string]any `json:"paths"`
+	}
+	for name, v := range map[string]any{"tools.json": &list, "openapi.json": &api} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// An empty tools folder: the native packages are the tools.
+	if list.Count != len(list.Tools) || list.Count < 3 || api.OpenAPI != "3.1.0" || api.Paths["/api/v1/tools/pac_allocator/run"] == nil {
+		t.Errorf("manifest %+v, openapi %s with %d paths", list, api.OpenAPI, len(api.Paths))
 	}
 }

@@ -237,6 +237,52 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 	return fmt.Errorf("%s failed: %s", code, res.Error.Code)
 }
 
+// openRegistry opens what a one-shot command needs to see the tools as the
+// server does: a host runtime, a supervisor for the native packages, and a
+// static registry over the tools folder and those packages. close releases
+// them, in reverse order.
+func openRegistry(ctx context.Context, tf toolFlags, platform policy.Platform, log *slog.Logger) (reg *registry.Registry, close func(), err error) {
+	var closers []func()
+	close = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			close()
+		}
+	}()
+	rt, l, err := tf.loader(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { rt.Close(ctx) })
+	sup, err := supervisor.New(supervisor.Config{Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { sup.Close(ctx) })
+	var builtins []registry.Builtin
+	for _, p := range engines.Packages() {
+		builtins = append(builtins, registry.Builtin{Name: p.Name, Declaration: p.Declaration,
+			Runner: sup.Runner(p), MissingEngines: p.MissingEngines()})
+	}
+	reg, err = registry.Open(ctx, registry.Config{Dir: tf.toolsDir, Loader: l, Platform: platform,
+		Builtins: builtins, Static: true, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, func() { reg.Close(ctx) })
+	return reg, close, nil
+}
+
+// quietLog is the operator's log of one-shot commands: warnings and errors
+// only, on stderr.
+func quietLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
 // runItem runs one item of code as the server would: the tools folder and
 // the native packages in a registry, the item through the executor (so the
 // same pins, limits, deadlines and sandboxes apply), native tools in
@@ -253,29 +299,12 @@ func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*ex
 	if err != nil {
 		return nil, err
 	}
-	// The operator's log stays quiet unless something is wrong.
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rt, l, err := tf.loader(ctx)
+	log := quietLog()
+	reg, closeReg, err := openRegistry(ctx, tf, platform, log)
 	if err != nil {
 		return nil, err
 	}
-	defer rt.Close(ctx)
-	sup, err := supervisor.New(supervisor.Config{Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	defer sup.Close(ctx)
-	var builtins []registry.Builtin
-	for _, p := range engines.Packages() {
-		builtins = append(builtins, registry.Builtin{Name: p.Name, Declaration: p.Declaration,
-			Runner: sup.Runner(p), MissingEngines: p.MissingEngines()})
-	}
-	reg, err := registry.Open(ctx, registry.Config{Dir: tf.toolsDir, Loader: l, Platform: platform,
-		Builtins: builtins, Static: true, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	defer reg.Close(ctx)
+	defer closeReg()
 	ex, err := executor.New(executor.Config{Platform: platform, Snapshot: reg.Snapshot, Logger: log})
 	if err != nil {
 		return nil, err

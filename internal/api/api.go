@@ -57,6 +57,8 @@ type Config struct {
 	Capabilities Capabilities
 	// RuntimeID is the opaque identifier of this process in diagnostics.
 	RuntimeID string
+	// Version is the server's version, for the OpenAPI document.
+	Version string
 	Logger    *slog.Logger
 }
 

@@ -29,6 +29,9 @@ const callerKey = "toolhost.caller"
 // registerTools mounts the ADR-027 routes on the engine.
 func (s *Server) registerTools() {
 	s.engine.GET(contracts.Route+":name", s.contract)
+	s.engine.GET("/openapi.json", func(c *gin.Context) {
+		writeJSON(c, http.StatusOK, "application/json", catalog.OpenAPI(s.cfg.Snapshot(), s.cfg.Version))
+	})
 	public := s.engine.Group(Prefix+"/tools", s.resolveCaller)
 	public.GET("", s.listTools)
 	public.GET("/:id", s.getTool)

@@ -52,7 +52,9 @@ type Config struct {
 	// (its Logger is this Config's).
 	Natives    []*native.Package
 	Supervisor supervisor.Config
-	Logger     *slog.Logger
+	// Version is the build's version, for the OpenAPI document.
+	Version string
+	Logger  *slog.Logger
 }
 
 // Server is a composed process. Create it with New, serve with Serve, stop
@@ -136,6 +138,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			WASMMemory: engine.MemoryWASMHard,
 		},
 		RuntimeID: runtimeID(),
+		Version:   cfg.Version,
 		Logger:    cfg.Logger,
 	})
 	s.http = &http.Server{

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"toolhost/internal/catalog"
+	"toolhost/internal/policy"
+	"toolhost/internal/wire"
+)
+
+// runExport is `export [--out DIR]`: the build-time manifest of the tools
+// (tools.tool-list@1 of the tools folder and the native packages, as GET
+// /api/v1/tools answers it) and the OpenAPI document GET /openapi.json
+// serves, written to DIR/tools.json and DIR/openapi.json.
+func runExport(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var tf toolFlags
+	tf.register(fs)
+	out := fs.String("out", "dist", "the folder to write tools.json and openapi.json into")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return fmt.Errorf("%w: export takes flags only", errUsage)
+	}
+	ctx := context.Background()
+	reg, closeReg, err := openRegistry(ctx, tf, policy.DefaultPlatform(), quietLog())
+	if err != nil {
+		return err
+	}
+	defer closeReg()
+	snap := reg.Snapshot()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	for name, doc := range map[string]any{
+		"tools.json":   catalog.List(snap),
+		"openapi.json": catalog.OpenAPI(snap, version()),
+	} {
+		if err := writeCanonical(filepath.Join(*out, name), doc); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, filepath.Join(*out, name))
+	}
+	return nil
+}
+
+// writeCanonical writes v as canonical JSON to path, through a temporary
+// file renamed into place, so that a reader never sees half a document.
+func writeCanonical(path string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	doc, err := wire.Decode(raw, wire.Limits{MaxDepth: 256})
+	if err != nil {
+		return err
+	}
+	b, err := wire.Encode(doc, wire.Limits{MaxDepth: 256})
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
