@@ -59,7 +59,7 @@ type Config struct {
 	RuntimeID string
 	// Version is the server's version, for the OpenAPI document.
 	Version string
-	Logger    *slog.Logger
+	Logger  *slog.Logger
 }
 
 // Server is the HTTP surface. Create it with New.
@@ -91,6 +91,7 @@ func New(cfg Config) *Server {
 	tools.POST("/compute", s.compute)
 	tools.GET("/diagnostics", s.diagnostics)
 	s.registerTools()
+	s.registerLegacy()
 	return s
 }
 

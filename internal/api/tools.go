@@ -147,6 +147,18 @@ func (s *Server) runTool(c *gin.Context) {
 		toolsProblem(c, contracts.ProblemInvalidRequest, "The input cannot be encoded.")
 		return
 	}
+	res, ok := s.runItem(c, svc, params, start)
+	if !ok {
+		return
+	}
+	s.answerRun(c, svc.Code(), res)
+}
+
+// runItem runs one item of svc with params through the executor, pinned
+// to the live definition, for the request's caller. On a refusal of the
+// whole run (overload, deadline) it writes the problem and reports false;
+// when the client is gone it writes nothing and reports false.
+func (s *Server) runItem(c *gin.Context, svc *registry.Service, params []byte, start time.Time) (*executor.ItemResult, bool) {
 	d := svc.Definition
 	item := executor.Item{CorrelationID: "run", ToolCode: d.ToolCode, ContractVersion: d.ContractVersion,
 		ImplementationVersion: d.ImplementationVersion, SchemaFingerprint: d.Fingerprint, Parameters: params}
@@ -156,17 +168,15 @@ func (s *Server) runTool(c *gin.Context) {
 	res, err := s.cfg.Executor.Compute(ctx, executor.Batch{RequestID: "run", Principal: c.GetString(callerKey), Items: items, Start: start})
 	switch {
 	case err == nil:
+		return &res.Results[0], true
 	case c.Request.Context().Err() != nil:
 		c.Abort() // the client is gone
-		return
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		toolsProblem(c, contracts.ProblemOverloaded, "The run did not finish within its request deadline.")
-		return
 	default:
 		toolsProblem(c, contracts.ProblemOverloaded, "The server cannot take this run now; retry later.")
-		return
 	}
-	s.answerRun(c, d.ToolCode, &res.Results[0])
+	return nil, false
 }
 
 // readRunRequest reads and checks a JSON tools.run-request@1 body.

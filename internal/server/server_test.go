@@ -889,3 +889,39 @@ func stripID(schema any) any {
 	}
 	return out
 }
+
+// The legacy routes keep working through the descriptors' run.legacy
+// mapping, and every answer carries the deprecation headers.
+func TestLegacyRoutes(t *testing.T) {
+	r := startWith(t, bundled(t), true)
+	deprecated := func(name string, h http.Header, successor string) {
+		t.Helper()
+		if h.Get("Deprecation") != "true" || h.Get("Sunset") != "Thu, 31 Dec 2026 23:59:59 GMT" ||
+			h.Get("Link") != "<"+successor+">; rel=\"successor-version\"" {
+			t.Errorf("%s: headers Deprecation=%q Sunset=%q Link=%q", name, h.Get("Deprecation"), h.Get("Sunset"), h.Get("Link"))
+		}
+	}
+	status, h, body := r.do("POST", "/api/dev/hash/digest", "", []byte(`{"text":"abc","algorithm":"sha256"}`))
+	if status != http.StatusOK || string(body) != `{"digest":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}` {
+		t.Errorf("legacy hash: %d %s", status, body)
+	}
+	deprecated("legacy hash", h, "/api/v1/tools/hash/run")
+
+	status, h, body = r.do("POST", "/api/dev/case/convert", "", []byte(`{"text":"x","to":"spongebob"}`))
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), `"invalid_parameters"`) {
+		t.Errorf("legacy refusal: %d %s", status, body)
+	}
+	deprecated("legacy refusal", h, "/api/v1/tools/case/run")
+
+	status, h, body = r.do("POST", "/api/dev/nothing/here", "", []byte(`{}`))
+	if status != http.StatusNotFound {
+		t.Errorf("unknown legacy route: %d %s", status, body)
+	}
+	deprecated("unknown legacy route", h, "/api/v1/tools")
+
+	status, h, body = r.do("GET", "/api/process/info", "", nil)
+	if status != http.StatusOK || !strings.Contains(string(body), `"id":"pdf_protect"`) {
+		t.Errorf("process info: %d %s", status, body)
+	}
+	deprecated("process info", h, "/api/v1/tools")
+}

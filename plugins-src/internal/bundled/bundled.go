@@ -53,7 +53,7 @@ func Service[In, Out any](code, category string, texts map[string]guest.Text, op
 		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: UIVersion},
 		Documentation:  guest.Documentation{Path: "tools/" + code, Version: DocumentationVersion},
 		Operations:     ops,
-		Platform:       Platform(),
+		Platform:       Platform(code, ops),
 		Compute:        compute,
 	}
 }
@@ -65,10 +65,18 @@ const QuotaClass = "tools-run"
 // (ADR-027, "Browser-only tools may get server engines"): the page runs it
 // in the browser (execution client) and the run API runs the same engine
 // on the server (api true), for anyone, at cost 1 in tools-run; it never
-// fetches. Each call returns a new value.
-func Platform() *guest.Platform {
-	return &guest.Platform{Execution: "client", QuotaClass: QuotaClass, Cost: 1}
+// fetches. Each operation keeps its deprecated route of the old dev API,
+// POST /api/dev/<code>/<operation>. Each call returns a new value.
+func Platform(code string, ops []guest.Operation) *guest.Platform {
+	p := &guest.Platform{Execution: "client", QuotaClass: QuotaClass, Cost: 1}
+	for _, op := range ops {
+		p.Legacy = append(p.Legacy, guest.LegacyRoute{Method: "POST", Path: LegacyPrefix + code + "/" + op.Name, Operation: op.Name})
+	}
+	return p
 }
+
+// LegacyPrefix is where the old dev API served the bundled transforms.
+const LegacyPrefix = "/api/dev/"
 
 // Operations declares deterministic operations with the bundled memory
 // limit and the model's other defaults.
