@@ -1,0 +1,159 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/riverqueue/river"
+)
+
+// Get returns job id for its owner, with the latest progress of a running
+// job. Another owner's job is ErrNotFound.
+func (s *Service) Get(ctx context.Context, id, owner string) (*Job, error) {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	return s.get(ctx, id, owner)
+}
+
+func (s *Service) get(ctx context.Context, id, owner string) (*Job, error) {
+	job, err := loadJob(ctx, s.read, id)
+	if err != nil {
+		return nil, err
+	}
+	if owner == "" || job.Owner != owner {
+		return nil, ErrNotFound
+	}
+	if job.State == Running {
+		s.mu.Lock()
+		e := s.running[id]
+		s.mu.Unlock()
+		if e != nil {
+			job.Progress, _ = e.snapshot()
+		}
+	}
+	return job, nil
+}
+
+// Cancel cancels job id for its owner. A queued job ends cancelled at once
+// and never runs. A running job's handler has its context cancelled and the
+// job ends cancelled when the handler returns (or succeeded, if it finished
+// first): Cancel returns it still running. Cancelling a cancelled job does
+// nothing; a succeeded or failed one is ErrState.
+func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	var (
+		changed bool
+		signal  bool
+	)
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		r, err := getRow(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if owner == "" || r.owner != owner {
+			return ErrNotFound
+		}
+		switch r.state {
+		case Cancelled:
+			return nil
+		case Succeeded, Failed:
+			return fmt.Errorf("%w: the job has %s", ErrState, r.state)
+		case Queued:
+			if err := s.cancelTicket(ctx, tx, r.ticket); err != nil {
+				return err
+			}
+			changed = true
+			return s.finalize(ctx, tx, id, Cancelled, nil, nil)
+		}
+		// Running: the handler is told, and finish records the end.
+		signal = true
+		if r.cancelRequested {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("cancelling job %s: %w", id, err)
+		}
+		// River tells the client running the ticket, were it another
+		// process's; this one is told below, at once.
+		return s.cancelTicket(ctx, tx, r.ticket)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if signal {
+		s.mu.Lock()
+		e := s.running[id]
+		s.mu.Unlock()
+		if e != nil {
+			e.cancel(errCancelled)
+		}
+	}
+	if changed {
+		s.publishState(ctx, id)
+	}
+	return s.get(ctx, id, owner)
+}
+
+// cancelTicket cancels River ticket ticket in tx; a ticket River no longer
+// has is fine.
+func (s *Service) cancelTicket(ctx context.Context, tx *sql.Tx, ticket int64) error {
+	if ticket == 0 {
+		return nil
+	}
+	if _, err := s.client.JobCancelTx(ctx, tx, ticket); err != nil && !errors.Is(err, river.ErrNotFound) {
+		return fmt.Errorf("cancelling River ticket %d: %w", ticket, err)
+	}
+	return nil
+}
+
+// Retry queues a failed or cancelled job of owner's again, with the same
+// input and input files: its error, result, progress and outputs are
+// cleared and it gets a new River ticket; its attempt count keeps growing.
+// A job whose input files have expired is ErrExpired; a queued, running or
+// succeeded job is ErrState.
+func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		r, err := getRow(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if owner == "" || r.owner != owner {
+			return ErrNotFound
+		}
+		if r.state != Failed && r.state != Cancelled {
+			return fmt.Errorf("%w: the job is %s", ErrState, r.state)
+		}
+		var live int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM job_files WHERE job_id = ? AND role = 'input' AND expires_at > ?`,
+			id, fmtTime(s.cfg.Now())).Scan(&live); err != nil {
+			return fmt.Errorf("counting job %s's inputs: %w", id, err)
+		}
+		if live != r.inputFiles {
+			return fmt.Errorf("%w: the job's input files", ErrExpired)
+		}
+		// A failed or cancelled job has no outputs: finish keeps none,
+		// and the next run empties the output directory first.
+		if _, err := tx.ExecContext(ctx, `UPDATE job_files SET expires_at = NULL WHERE job_id = ?`, id); err != nil {
+			return fmt.Errorf("retrying job %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', result = NULL, error = NULL, progress_done = 0,
+			progress_total = 0, progress_message = '', cancel_requested = 0, started_at = NULL, finished_at = NULL,
+			expires_at = NULL, version = version + 1 WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("retrying job %s: %w", id, err)
+		}
+		return s.newTicket(ctx, tx, id, r.typ)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.publishState(ctx, id)
+	return s.get(ctx, id, owner)
+}

@@ -1,0 +1,284 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"toolhost/internal/toolerr"
+)
+
+// timeLayout is the store's timestamp format: UTC, milliseconds, sortable
+// as text.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) { return time.Parse(timeLayout, s) }
+
+// optTime parses a nullable timestamp.
+func optTime(ns sql.NullString) (*time.Time, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	t, err := parseTime(ns.String)
+	if err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// newID returns a fresh job id: "job_" and 26 characters of lower-case
+// base32 (128 random bits).
+func newID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "job_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+const jobColumns = `id, type, owner, state, input, result, error, refs, progress_done, progress_total,
+	progress_message, attempts, version, created_at, started_at, finished_at, expires_at`
+
+// loadJob reads job id with its files, whoever owns it. It returns
+// ErrNotFound when there is no such job.
+func loadJob(ctx context.Context, q querier, id string) (*Job, error) {
+	var (
+		j                               Job
+		input, refs                     string
+		result, errJSON                 sql.NullString
+		created                         string
+		started, finished, expires      sql.NullString
+		progressDone, progressTotal     int64
+		progressMessage, state, jobType string
+	)
+	err := q.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id).Scan(
+		&j.ID, &jobType, &j.Owner, &state, &input, &result, &errJSON, &refs, &progressDone, &progressTotal,
+		&progressMessage, &j.Attempts, &j.Version, &created, &started, &finished, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading job %s: %w", id, err)
+	}
+	j.Type, j.State = jobType, State(state)
+	j.Input = json.RawMessage(input)
+	if result.Valid {
+		j.Result = json.RawMessage(result.String)
+	}
+	if errJSON.Valid {
+		j.Error = new(toolerr.Error)
+		if err := json.Unmarshal([]byte(errJSON.String), j.Error); err != nil {
+			return nil, fmt.Errorf("decoding job %s's error: %w", id, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(refs), &j.References); err != nil {
+		return nil, fmt.Errorf("decoding job %s's references: %w", id, err)
+	}
+	j.Progress = Progress{Done: progressDone, Total: progressTotal, Message: progressMessage}
+	if j.CreatedAt, err = parseTime(created); err != nil {
+		return nil, fmt.Errorf("job %s: %w", id, err)
+	}
+	for _, p := range []struct {
+		dst **time.Time
+		src sql.NullString
+	}{{&j.StartedAt, started}, {&j.FinishedAt, finished}, {&j.ExpiresAt, expires}} {
+		if *p.dst, err = optTime(p.src); err != nil {
+			return nil, fmt.Errorf("job %s: %w", id, err)
+		}
+	}
+	if j.Files, err = loadFiles(ctx, q, id); err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
+// loadFiles reads the file rows of job id, inputs first, each group by name.
+func loadFiles(ctx context.Context, q querier, id string) ([]File, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name, role, media_type, size_bytes, sha256, source, created_at, expires_at
+		FROM job_files WHERE job_id = ? ORDER BY role = 'output', name`, id)
+	if err != nil {
+		return nil, fmt.Errorf("reading job %s's files: %w", id, err)
+	}
+	defer rows.Close()
+	files := []File{}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading job %s's files: %w", id, err)
+		}
+		files = append(files, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading job %s's files: %w", id, err)
+	}
+	return files, nil
+}
+
+// scanFile scans name, role, media_type, size_bytes, sha256, source,
+// created_at, expires_at.
+func scanFile(row interface{ Scan(...any) error }) (File, error) {
+	var (
+		f       File
+		role    string
+		created string
+		expires sql.NullString
+	)
+	if err := row.Scan(&f.Name, &role, &f.MediaType, &f.SizeBytes, &f.SHA256, &f.Source, &created, &expires); err != nil {
+		return File{}, err
+	}
+	f.Role = Role(role)
+	var err error
+	if f.CreatedAt, err = parseTime(created); err != nil {
+		return File{}, err
+	}
+	if f.ExpiresAt, err = optTime(expires); err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// jobRow is what the state transitions read of a job.
+type jobRow struct {
+	id, typ, owner  string
+	state           State
+	ticket          int64 // 0 when none
+	attempts        int
+	cancelRequested bool
+	inputFiles      int
+}
+
+// getRow reads the transition fields of job id inside tx.
+func getRow(ctx context.Context, tx *sql.Tx, id string) (*jobRow, error) {
+	var (
+		r      jobRow
+		state  string
+		ticket sql.NullInt64
+	)
+	err := tx.QueryRowContext(ctx, `SELECT id, type, owner, state, ticket, attempts, cancel_requested, input_files
+		FROM jobs WHERE id = ?`, id).Scan(&r.id, &r.typ, &r.owner, &state, &ticket, &r.attempts, &r.cancelRequested, &r.inputFiles)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading job %s: %w", id, err)
+	}
+	r.state, r.ticket = State(state), ticket.Int64
+	return &r, nil
+}
+
+// ticketArgs are the arguments of a River job (a ticket): which of our jobs
+// to run. The type is there for River's tools only.
+type ticketArgs struct {
+	JobID string `json:"job_id"`
+	Type  string `json:"type"`
+}
+
+// Kind is the River job kind of every ticket.
+func (ticketArgs) Kind() string { return "toolhost_job" }
+
+// ticketMaxAttempts bounds River's own retries of a ticket whose worker
+// returned an error before the job's outcome was recorded (the database
+// was unavailable, say). A handler's failure is never one of those: it is
+// recorded as the job's outcome and the ticket completes.
+const ticketMaxAttempts = 10
+
+// newTicket inserts a River job for job id in tx and records it as the
+// job's ticket. The ticket becomes visible to River when tx commits.
+func (s *Service) newTicket(ctx context.Context, tx *sql.Tx, id, typ string) error {
+	res, err := s.client.InsertTx(ctx, tx, ticketArgs{JobID: id, Type: typ}, &river.InsertOpts{
+		Queue:       queue,
+		MaxAttempts: ticketMaxAttempts,
+	})
+	if err != nil {
+		return fmt.Errorf("inserting job %s's River ticket: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET ticket = ? WHERE id = ?`, res.Job.ID, id); err != nil {
+		return fmt.Errorf("recording job %s's ticket: %w", id, err)
+	}
+	return nil
+}
+
+// finalize moves job id in tx to a final state: it sets the state, the
+// finish time, the expiry of the job and of all its files, and bumps the
+// version. errDoc is the error document (failed only), result the result
+// (succeeded only).
+func (s *Service) finalize(ctx context.Context, tx *sql.Tx, id string, state State, result json.RawMessage, jobErr *toolerr.Error) error {
+	now := s.cfg.Now()
+	expires := fmtTime(now.Add(s.cfg.FileTTL))
+	var resultArg, errArg any
+	if result != nil {
+		resultArg = string(result)
+	}
+	if jobErr != nil {
+		b, err := json.Marshal(jobErr)
+		if err != nil {
+			return fmt.Errorf("encoding job %s's error: %w", id, err)
+		}
+		errArg = string(b)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
+		version = version + 1 WHERE id = ?`, string(state), resultArg, errArg, fmtTime(now), expires, id); err != nil {
+		return fmt.Errorf("finishing job %s: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE job_files SET expires_at = ? WHERE job_id = ?`, expires, id); err != nil {
+		return fmt.Errorf("setting job %s's file expiry: %w", id, err)
+	}
+	return nil
+}
+
+// requeue puts job id back in the queue in tx with a new ticket, for a
+// rerun after an interruption.
+func (s *Service) requeue(ctx context.Context, tx *sql.Tx, r *jobRow) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', started_at = NULL, progress_done = 0,
+		progress_total = 0, progress_message = '', version = version + 1 WHERE id = ?`, r.id); err != nil {
+		return fmt.Errorf("requeueing job %s: %w", r.id, err)
+	}
+	return s.newTicket(ctx, tx, r.id, r.typ)
+}
+
+// interrupted records the end of a run that did not finish on its own: the
+// process died (code worker_crashed, found by Open) or Close cut it short
+// (service_unavailable). A cancellation asked for wins; a Retryable type
+// with runs left is requeued; anything else fails with code. It returns the
+// state the job is left in.
+func (s *Service) interrupted(ctx context.Context, tx *sql.Tx, r *jobRow, code toolerr.Code) (State, error) {
+	h, ok := s.cfg.Handlers[r.typ]
+	switch {
+	case r.cancelRequested:
+		return Cancelled, s.finalize(ctx, tx, r.id, Cancelled, nil, nil)
+	case ok && h.Retryable && r.attempts < h.MaxAttempts:
+		return Queued, s.requeue(ctx, tx, r)
+	default:
+		return Failed, s.finalize(ctx, tx, r.id, Failed, nil, toolerr.New(code))
+	}
+}
+
+// withTx runs fn in a transaction of the writer and commits it.
+func (s *Service) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning a transaction: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing: %w", err)
+	}
+	return nil
+}

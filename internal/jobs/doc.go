@@ -1,0 +1,84 @@
+// Package jobs is Toolhost's job subsystem (ADR-027's jobs API below HTTP):
+// the job store, the runner, and the files jobs take and make. A job is one
+// run of a job type — a tool's run.job.type — for an owner, with an input
+// document, input files, and a result document and output files when it
+// succeeds. The HTTP routes (submit, get, events, file download, retry,
+// cancel) are thin over [Service]; nothing here knows HTTP.
+//
+// # States
+//
+//	queued ──▶ running ──▶ succeeded
+//	   │          ├──────▶ failed      ──Retry──▶ queued
+//	   └──Cancel──┴──────▶ cancelled   ──Retry──▶ queued
+//
+// A job is queued by [Service.Submit] and running once a worker has claimed
+// it. It succeeds when its [Handler] returns a result, fails with the
+// handler's *toolerr.Error (any other error is execution_failed, logged, not
+// published), and is cancelled by [Service.Cancel]: at once while queued, by
+// cancelling the handler's context while running. [Service.Retry] queues a
+// failed or cancelled job again with the same input and files. Attempts
+// counts every run started.
+//
+// # Runner
+//
+// Jobs run on River (github.com/riverqueue/river) with its riversqlite
+// driver, in the same SQLite file as the rest of the store (the store's
+// single writer connection, as riversqlite asks). [Open] applies River's own
+// migrations with rivermigrate. The jobs table is the truth the API reports;
+// a River job is only a ticket to run one of ours: the job row, its files'
+// rows and its ticket are inserted in one transaction, so a job is never
+// stored without a way to run, nor run without being stored. A job may use
+// several tickets in its life (a retry, a rerun after a crash); a worker
+// given a ticket that is no longer its job's does nothing.
+//
+// # Files
+//
+// Files live under DataDir/jobs/<job id>/in and /out, read-only, each with
+// a row naming its sniffed media type, size and SHA-256. An upload is read
+// through a limit that fails the read past the size limit, and its type is
+// decided by package sniff from its first bytes, never from its name or a
+// Content-Type; a file whose type the submission does not accept is refused
+// before the rest is read and before any job exists. A handler writes its
+// outputs into Run.OutDir; every regular file there becomes an output file
+// when it succeeds. Output that is a file therefore always comes from a job.
+//
+// Files are served only to their job's owner ([Service.OpenFile]) or to
+// whoever holds a signed URL ([Service.SignedURL], [Service.OpenSigned]):
+// HMAC-SHA256 over the job id, the file name and the expiry, valid until
+// the earlier of its own expiry and the file's. A finished job's files expire
+// FileTTL after it finished: they are refused from then on (ErrExpired) and
+// the sweeper deletes them, from disk first and then their rows, every
+// SweepInterval. Job rows go after JobRetention. While a job is queued or
+// running its files have no expiry.
+//
+// # References
+//
+// An input can be a [Reference] instead of an upload: a result file of an
+// earlier job of the same owner (hard-linked into the new job, copied where
+// links fail, so each has its own expiry), or a media object resolved by a
+// [MediaStore] hook (none exists yet; without one media references are
+// refused with ErrNoMediaStore). Another owner's file is refused exactly as
+// a missing one is (ErrReference); an expired one with ErrExpired; the
+// accepted types and size limit apply as to uploads.
+//
+// # Restart
+//
+// Open takes an exclusive flock on DataDir/jobs, so one process owns the
+// jobs of a data directory; the kernel drops the lock when the process dies.
+// Open then settles what a previous process left: a queued job keeps its
+// River ticket, or gets a new one if River had already handed the old one
+// out; a job left running was cut short by a crash and fails with
+// worker_crashed, unless its handler is Retryable and has runs left
+// (MaxAttempts), in which case it runs again. [Service.Close] stops River
+// gracefully within its context, then cancels the handlers still running; a
+// job interrupted that way is requeued when Retryable, else fails with
+// service_unavailable, which the caller may retry. Nothing is left
+// silently queued or running.
+//
+// # Events
+//
+// [Service.Subscribe] streams a job's state changes and progress, for
+// server-sent events: a snapshot first, then every state change once and
+// progress reports (merged into the latest when the reader is slow), ending
+// after a final state.
+package jobs

@@ -1,0 +1,348 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"toolhost/internal/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultFileTTL          = 24 * time.Hour
+	DefaultJobRetention     = 7 * 24 * time.Hour
+	DefaultMaxWorkers       = 2
+	DefaultMaxFileBytes     = 64 << 20
+	DefaultMaxFiles         = 16
+	DefaultMaxInputBytes    = 1 << 20
+	DefaultMaxOutputFiles   = 1024
+	DefaultSweepInterval    = time.Minute
+	DefaultProgressInterval = time.Second
+	DefaultStopGrace        = 10 * time.Second
+	DefaultURLPrefix        = "/api/v1/jobs"
+	defaultMaxAttempts      = 3
+	// minSigningKeyBytes is the shortest SigningKey Open takes.
+	minSigningKeyBytes = 32
+)
+
+// queue is the River queue every ticket goes to.
+const queue = "toolhost_jobs"
+
+var typeName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// Config configures Open. Zero values take the defaults named.
+type Config struct {
+	// Store is the database; its tables come from the store's migrations
+	// and River's. Required. Close does not close it.
+	Store *store.Store
+	// DataDir is the data directory; job files live under DataDir/jobs.
+	// Required.
+	DataDir string
+	// Handlers maps job types ([a-z][a-z0-9_]*, at most 64 bytes) to their
+	// handlers. Jobs of a type without a handler are refused by Submit;
+	// one stored by an earlier configuration fails with tool_unavailable
+	// when its turn comes (and can be retried once the type is back).
+	Handlers map[string]Handler
+	// Logger receives the operator's log; River's own messages below Warn
+	// are dropped. Nil discards.
+	Logger *slog.Logger
+	// FileTTL is how long a finished job's files are kept
+	// (DefaultFileTTL).
+	FileTTL time.Duration
+	// JobRetention is how long a finished job's row is kept
+	// (DefaultJobRetention); it is raised to FileTTL when shorter.
+	JobRetention time.Duration
+	// SigningKey is the HMAC-SHA256 key of signed URLs, at least 32
+	// bytes. Nil makes a random key: signed URLs then die with the
+	// process.
+	SigningKey []byte
+	// MaxWorkers is how many jobs run at once (DefaultMaxWorkers).
+	MaxWorkers int
+	// MaxFileBytes is the ceiling of every file's size
+	// (DefaultMaxFileBytes).
+	MaxFileBytes int64
+	// MaxFiles is the most input files of one job (DefaultMaxFiles).
+	MaxFiles int
+	// MaxInputBytes is the largest input document (DefaultMaxInputBytes).
+	MaxInputBytes int
+	// MaxOutputFiles is the most output files of one run
+	// (DefaultMaxOutputFiles).
+	MaxOutputFiles int
+	// SweepInterval is how often expired files and old jobs are swept
+	// (DefaultSweepInterval).
+	SweepInterval time.Duration
+	// ProgressInterval is the least time between two writes of a running
+	// job's progress to its row (DefaultProgressInterval). Subscribers see
+	// every report regardless.
+	ProgressInterval time.Duration
+	// PollInterval is River's fetch poll interval, the longest a ticket
+	// waits when River's notification is missed (River's default, 1s).
+	// River's fetch cooldown is lowered to it when it is shorter.
+	PollInterval time.Duration
+	// StopGrace bounds how long Close waits for handlers after it has
+	// cancelled them (DefaultStopGrace).
+	StopGrace time.Duration
+	// URLPrefix is the path signed URLs start with (DefaultURLPrefix):
+	// <prefix>/<id>/files/<name>?expires=…&sig=….
+	URLPrefix string
+	// Media resolves media references; nil refuses them.
+	Media MediaStore
+	// Now is the clock of file expiry and signed URLs (time.Now). River
+	// keeps its own.
+	Now func() time.Time
+}
+
+// Service is the jobs subsystem: the job store, the runner (River) and the
+// files. Its methods are safe for concurrent use.
+type Service struct {
+	cfg    Config
+	db     *sql.DB // the store's writer
+	read   *sql.DB // the store's readers
+	root   string  // DataDir/jobs
+	log    *slog.Logger
+	key    []byte
+	client *river.Client[*sql.Tx]
+	unlock func()
+
+	mu      sync.Mutex
+	closed  bool
+	running map[string]*runEntry // jobs this process is running
+	pending map[string]struct{}  // jobs being submitted: files on disk, no row yet
+	subs    map[string]map[*subscription]struct{}
+
+	// stopping is set once Close begins stopping River: a handler whose
+	// context ends then was interrupted, not cancelled.
+	stopping atomic.Bool
+	done     chan struct{} // closed by Close: subscriptions end
+	subWG    sync.WaitGroup
+	sweepWG  sync.WaitGroup
+	sweepEnd context.CancelFunc // stops the sweeper
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the jobs subsystem: it takes the data directory's lock, brings
+// River's tables up to date with rivermigrate, recovers the jobs a previous
+// process left queued or running (see the package documentation), and starts
+// River and the sweeper. The context bounds the opening only. Close releases
+// what Open started, even after a partial start.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the data directory: %w", err)
+	}
+	s := &Service{
+		cfg:      cfg,
+		db:       cfg.Store.DB(),
+		read:     cfg.Store.ReadDB(),
+		root:     filepath.Join(dataDir, "jobs"),
+		log:      cfg.Logger,
+		key:      cfg.SigningKey,
+		running:  map[string]*runEntry{},
+		pending:  map[string]struct{}{},
+		subs:     map[string]map[*subscription]struct{}{},
+		done:     make(chan struct{}),
+		sweepEnd: func() {},
+	}
+	if s.key == nil {
+		s.key = make([]byte, minSigningKeyBytes)
+		rand.Read(s.key)
+	}
+	if err := os.MkdirAll(s.root, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the jobs directory: %w", err)
+	}
+	unlock, err := lockDir(s.root)
+	if err != nil {
+		return nil, err
+	}
+	s.unlock = unlock
+	if err := s.start(ctx); err != nil {
+		s.Close(context.Background())
+		return nil, err
+	}
+	return s, nil
+}
+
+// start migrates River's tables, makes the River client, recovers, and
+// starts River and the sweeper.
+func (s *Service) start(ctx context.Context) error {
+	driver := riversqlite.New(s.db)
+	riverLog := slog.New(levelFloor{s.log.Handler(), slog.LevelWarn})
+	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: riverLog})
+	if err != nil {
+		return fmt.Errorf("preparing River's migrations: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("applying River's migrations: %w", err)
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &worker{s: s}); err != nil {
+		return fmt.Errorf("registering the River worker: %w", err)
+	}
+	s.client, err = river.NewClient(driver, &river.Config{
+		Logger:            riverLog,
+		Queues:            map[string]river.QueueConfig{queue: {MaxWorkers: s.cfg.MaxWorkers}},
+		Workers:           workers,
+		FetchPollInterval: s.cfg.PollInterval,
+		FetchCooldown:     min(s.cfg.PollInterval, river.FetchCooldownDefault),
+		// Handlers have their own deadlines (the executor's); River's
+		// default one-minute timeout would cut long jobs short.
+		JobTimeout: -1,
+		// Open recovers the tickets of a dead process at once (recover);
+		// River's rescuer only tidies their River rows, after this long.
+		RescueStuckJobsAfter: 7 * 24 * time.Hour,
+	})
+	if err != nil {
+		return fmt.Errorf("making the River client: %w", err)
+	}
+	if err := s.recoverJobs(ctx); err != nil {
+		return err
+	}
+	if err := s.sweepOrphans(ctx); err != nil {
+		return err
+	}
+	// River stops through Stop or StopAndCancel in Close, not through
+	// this context.
+	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("starting River: %w", err)
+	}
+	sweepCtx, cancel := context.WithCancel(context.Background())
+	s.sweepEnd = cancel
+	s.sweepWG.Add(1)
+	go s.sweepLoop(sweepCtx)
+	return nil
+}
+
+// normalize validates c and fills in the defaults.
+func (c *Config) normalize() error {
+	switch {
+	case c.Store == nil:
+		return fmt.Errorf("%w: no Store", ErrConfig)
+	case c.DataDir == "":
+		return fmt.Errorf("%w: no DataDir", ErrConfig)
+	case c.SigningKey != nil && len(c.SigningKey) < minSigningKeyBytes:
+		return fmt.Errorf("%w: SigningKey has %d bytes, want at least %d", ErrConfig, len(c.SigningKey), minSigningKeyBytes)
+	}
+	for name, h := range c.Handlers {
+		if !typeName.MatchString(name) {
+			return fmt.Errorf("%w: job type %q is not [a-z][a-z0-9_]*", ErrConfig, name)
+		}
+		if h.Run == nil {
+			return fmt.Errorf("%w: job type %s has no Run", ErrConfig, name)
+		}
+	}
+	c.Handlers = maps.Clone(c.Handlers)
+	for name, h := range c.Handlers {
+		if h.MaxAttempts <= 0 {
+			h.MaxAttempts = defaultMaxAttempts
+			c.Handlers[name] = h
+		}
+	}
+	if c.SigningKey != nil {
+		c.SigningKey = append([]byte(nil), c.SigningKey...)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	setDefault(&c.FileTTL, DefaultFileTTL)
+	setDefault(&c.JobRetention, DefaultJobRetention)
+	c.JobRetention = max(c.JobRetention, c.FileTTL)
+	setDefault(&c.MaxWorkers, DefaultMaxWorkers)
+	setDefault(&c.MaxFileBytes, DefaultMaxFileBytes)
+	setDefault(&c.MaxFiles, DefaultMaxFiles)
+	setDefault(&c.MaxInputBytes, DefaultMaxInputBytes)
+	setDefault(&c.MaxOutputFiles, DefaultMaxOutputFiles)
+	setDefault(&c.SweepInterval, DefaultSweepInterval)
+	setDefault(&c.ProgressInterval, DefaultProgressInterval)
+	setDefault(&c.StopGrace, DefaultStopGrace)
+	setDefault(&c.URLPrefix, DefaultURLPrefix)
+	setDefault(&c.PollInterval, river.FetchPollIntervalDefault)
+	return nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Close stops the subsystem: Submit and the other calls are refused, River
+// stops fetching, and running handlers get until ctx ends to finish; then
+// their contexts are cancelled and they get StopGrace more. A job whose
+// handler was interrupted this way is rerun at the next Open if its type is
+// Retryable, else it fails with service_unavailable (retryable by the
+// caller). Event streams end. Close does not close the Store. It is safe to
+// call more than once and returns the first call's result.
+func (s *Service) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.sweepEnd()
+		s.sweepWG.Wait()
+		if s.client != nil {
+			s.stopping.Store(true)
+			if err := s.client.Stop(ctx); err != nil {
+				hard, cancel := context.WithTimeout(context.Background(), s.cfg.StopGrace)
+				if err := s.client.StopAndCancel(hard); err != nil {
+					s.closeErr = fmt.Errorf("stopping River: handlers still running after the grace period: %w", err)
+				}
+				cancel()
+			}
+		}
+		close(s.done)
+		s.subWG.Wait()
+		if s.unlock != nil {
+			s.unlock()
+		}
+	})
+	return s.closeErr
+}
+
+// isClosed reports whether Close has begun.
+func (s *Service) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// levelFloor drops records below min: River logs every start and stop at
+// Info, which is not the operator's business.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(attrs), h.min}
+}
+
+func (h levelFloor) WithGroup(name string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(name), h.min}
+}

@@ -1,0 +1,422 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"toolhost/internal/jobs/sniff"
+	"toolhost/internal/toolerr"
+)
+
+// worker is the one River worker: every ticket, whatever its job type, is
+// worked by Service.work.
+type worker struct {
+	river.WorkerDefaults[ticketArgs]
+	s *Service
+}
+
+func (w *worker) Work(ctx context.Context, rj *river.Job[ticketArgs]) error {
+	return w.s.work(ctx, rj.ID, rj.Args.JobID)
+}
+
+// runEntry is a job this process is running.
+type runEntry struct {
+	cancel context.CancelCauseFunc
+
+	mu        sync.Mutex
+	progress  Progress
+	version   int64
+	lastSaved time.Time
+}
+
+func (e *runEntry) snapshot() (Progress, int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.progress, e.version
+}
+
+// errCancelled is the cause of a run context ended by Cancel.
+var errCancelled = errors.New("jobs: cancelled")
+
+// work runs job id for River ticket ticket. It returns an error only when
+// the job's state could not be read or written; River then retries the
+// ticket later, and that delivery finds the job as this one left it.
+func (s *Service) work(ctx context.Context, ticket int64, id string) error {
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	entry := &runEntry{cancel: cancel}
+	s.mu.Lock()
+	if _, dup := s.running[id]; dup {
+		// River's rescuer handed out a ticket this process is still
+		// running: leave the run alone.
+		s.mu.Unlock()
+		return nil
+	}
+	// Registered before the claim commits, so that a Cancel that sees
+	// the job running also finds its context here.
+	s.running[id] = entry
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+	}()
+
+	var (
+		r       *jobRow
+		claimed bool
+		changed bool
+	)
+	h, known := Handler{}, false
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		r, err = getRow(ctx, tx, id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.ticket != ticket {
+			return nil // a stale ticket: the job has another one now
+		}
+		h, known = s.cfg.Handlers[r.typ]
+		switch {
+		case r.state == Running:
+			// An earlier delivery of this ticket ended without
+			// recording the job's outcome.
+			changed = true
+			_, err = s.interrupted(ctx, tx, r, toolerr.WorkerCrashed)
+			return err
+		case r.state != Queued:
+			return nil
+		case !known:
+			changed = true
+			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.ToolUnavailable))
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?,
+			progress_done = 0, progress_total = 0, progress_message = '', version = version + 1 WHERE id = ?`,
+			fmtTime(s.cfg.Now()), id); err != nil {
+			return fmt.Errorf("starting job %s: %w", id, err)
+		}
+		r.attempts++
+		claimed, changed = true, true
+		return nil
+	})
+	if err != nil {
+		s.log.Error("jobs: claiming a job", "job", id, "error", err)
+		return err
+	}
+	if changed {
+		version := s.publishState(ctx, id)
+		entry.mu.Lock()
+		entry.version = version
+		entry.mu.Unlock()
+	}
+	if !claimed {
+		return nil
+	}
+
+	run, err := s.prepare(ctx, r)
+	if err != nil {
+		// The run could not even start (its files are unreadable): the
+		// job fails rather than retrying forever.
+		s.log.Error("jobs: preparing a run", "job", id, "error", err)
+		return s.finish(ctx, runCtx, r, ticket, entry, nil, nil, err)
+	}
+	run.progress = s.progressFunc(runCtx, id, entry)
+	result, herr := s.call(runCtx, h, run)
+	return s.finish(ctx, runCtx, r, ticket, entry, run, result, herr)
+}
+
+// prepare lists job r's inputs and empties its output directory.
+func (s *Service) prepare(ctx context.Context, r *jobRow) (*Run, error) {
+	var input string
+	if err := s.read.QueryRowContext(ctx, `SELECT input FROM jobs WHERE id = ?`, r.id).Scan(&input); err != nil {
+		return nil, fmt.Errorf("reading job %s's input: %w", r.id, err)
+	}
+	files, err := loadFiles(ctx, s.read, r.id)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{JobID: r.id, Type: r.typ, Attempt: r.attempts, Input: json.RawMessage(input), OutDir: s.outDir(r.id)}
+	for _, f := range files {
+		if f.Role == Input {
+			run.Files = append(run.Files, InputFile{Name: f.Name, MediaType: f.MediaType, SizeBytes: f.SizeBytes,
+				Path: s.filePath(r.id, Input, f.Name)})
+		}
+	}
+	if err := os.RemoveAll(run.OutDir); err != nil {
+		return nil, fmt.Errorf("emptying job %s's output directory: %w", r.id, err)
+	}
+	if err := os.MkdirAll(run.OutDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating job %s's output directory: %w", r.id, err)
+	}
+	return run, nil
+}
+
+// call runs the handler, turning a panic into an error.
+func (s *Service) call(ctx context.Context, h Handler, run *Run) (result json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("jobs: handler panicked", "job", run.JobID, "type", run.Type, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return h.Run(ctx, run)
+}
+
+// progressFunc is Run.Progress for the run of job id.
+func (s *Service) progressFunc(ctx context.Context, id string, entry *runEntry) func(Progress) {
+	return func(p Progress) {
+		now := time.Now()
+		entry.mu.Lock()
+		entry.progress = p
+		version := entry.version
+		save := now.Sub(entry.lastSaved) >= s.cfg.ProgressInterval
+		if save {
+			entry.lastSaved = now
+		}
+		entry.mu.Unlock()
+		s.publish(id, Event{Kind: EventProgress, Version: version, State: Running, Progress: &p})
+		if save && ctx.Err() == nil {
+			if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET progress_done = ?, progress_total = ?, progress_message = ?
+				WHERE id = ? AND state = 'running'`, p.Done, p.Total, p.Message, id); err != nil && ctx.Err() == nil {
+				s.log.Warn("jobs: saving progress", "job", id, "error", err)
+			}
+		}
+	}
+}
+
+// finish records the outcome of a run: its outputs and result, or its error,
+// or its cancellation or interruption. A run whose job has meanwhile moved
+// on (another ticket, a final state) records nothing.
+func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, entry *runEntry, run *Run, result json.RawMessage, herr error) error {
+	// The outcome is recorded even when the run's context has ended.
+	ctx = context.WithoutCancel(ctx)
+	var outputs []File
+	if herr == nil {
+		switch {
+		case len(result) == 0:
+			result = json.RawMessage(`{}`)
+		case !json.Valid(result):
+			herr = toolerr.New(toolerr.InvalidOutput)
+		}
+	}
+	if herr == nil {
+		outputs, herr = s.collectOutputs(run)
+	}
+	progress, _ := entry.snapshot()
+	var final State
+	err := s.withTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getRow(ctx, tx, r.id)
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if cur.state != Running || cur.ticket != ticket {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET progress_done = ?, progress_total = ?, progress_message = ? WHERE id = ?`,
+			progress.Done, progress.Total, progress.Message, r.id); err != nil {
+			return fmt.Errorf("saving job %s's progress: %w", r.id, err)
+		}
+		switch {
+		case herr == nil:
+			now := fmtTime(s.cfg.Now())
+			for _, f := range outputs {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, name, role, media_type, size_bytes, sha256, source, created_at)
+					VALUES (?, ?, 'output', ?, ?, ?, 'job', ?)`, r.id, f.Name, f.MediaType, f.SizeBytes, f.SHA256, now); err != nil {
+					return fmt.Errorf("inserting job %s's output: %w", r.id, err)
+				}
+			}
+			final = Succeeded
+			return s.finalize(ctx, tx, r.id, Succeeded, result, nil)
+		case cur.cancelRequested:
+			final = Cancelled
+			return s.finalize(ctx, tx, r.id, Cancelled, nil, nil)
+		case s.stopping.Load() && runCtx.Err() != nil:
+			final, err = s.interrupted(ctx, tx, cur, toolerr.ServiceUnavailable)
+			return err
+		default:
+			final = Failed
+			return s.finalize(ctx, tx, r.id, Failed, nil, s.toolError(r, herr))
+		}
+	})
+	if err != nil {
+		s.log.Error("jobs: recording a job's outcome", "job", r.id, "error", err)
+		return err
+	}
+	if final != Succeeded {
+		if err := os.RemoveAll(s.outDir(r.id)); err != nil {
+			s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
+		}
+	}
+	if final != "" {
+		s.publishState(ctx, r.id)
+	}
+	return nil
+}
+
+// toolError is the job error for a handler's error: a *toolerr.Error as it
+// is, anything else execution_failed, its text logged only.
+func (s *Service) toolError(r *jobRow, err error) *toolerr.Error {
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	s.log.Error("jobs: handler failed", "job", r.id, "type", r.typ, "error", err)
+	return toolerr.New(toolerr.ExecutionFailed)
+}
+
+// collectOutputs describes the files a successful run left in its output
+// directory and makes them read-only. A run that left anything else, too
+// many files, or a name that is not valid or is an input's, fails with
+// invalid_output (output_limit_exceeded for the count).
+func (s *Service) collectOutputs(run *Run) ([]File, error) {
+	entries, err := os.ReadDir(run.OutDir)
+	if err != nil {
+		return nil, fmt.Errorf("listing job %s's outputs: %w", run.JobID, err)
+	}
+	if len(entries) > s.cfg.MaxOutputFiles {
+		return nil, toolerr.New(toolerr.OutputLimitExceeded)
+	}
+	inputs := map[string]bool{}
+	for _, f := range run.Files {
+		inputs[f.Name] = true
+	}
+	var out []File
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !validName(e.Name()) || inputs[e.Name()] {
+			s.log.Warn("jobs: a handler left an output that is not a plain, new file", "job", run.JobID, "name", e.Name())
+			return nil, toolerr.New(toolerr.InvalidOutput)
+		}
+		f, err := describeFile(filepath.Join(run.OutDir, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("reading job %s's output: %w", run.JobID, err)
+		}
+		f.Name, f.Role, f.Source = e.Name(), Output, "job"
+		out = append(out, f)
+	}
+	for _, dir := range []string{run.OutDir, filepath.Dir(run.OutDir)} {
+		if err := syncDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// describeFile sniffs, sizes and hashes the file at path and makes it
+// read-only.
+func describeFile(path string) (File, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return File{}, err
+	}
+	defer in.Close()
+	head := make([]byte, sniff.HeadBytes)
+	n, err := io.ReadFull(in, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return File{}, err
+	}
+	h := sha256.New()
+	h.Write(head[:n])
+	rest, err := io.Copy(h, in)
+	if err != nil {
+		return File{}, err
+	}
+	if err := in.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return File{}, err
+	}
+	if err := os.Chmod(path, 0o400); err != nil {
+		return File{}, err
+	}
+	return File{MediaType: sniff.Detect(head[:n]), SizeBytes: int64(n) + rest, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// recoverJobs settles the jobs a previous process left active, before River
+// starts. The data directory's lock guarantees that no live process is
+// running them. A job left running was cut short: it is rerun when its type
+// is Retryable and has runs left, else it fails with worker_crashed (or
+// ends cancelled when a cancellation was asked for). A job left queued keeps
+// its River ticket when River still holds it queued, and gets a new one
+// otherwise (a ticket River had already handed to the dead process).
+func (s *Service) recoverJobs(ctx context.Context) error {
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY created_at`)
+	if err != nil {
+		return fmt.Errorf("listing active jobs: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("listing active jobs: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing active jobs: %w", err)
+	}
+	for _, id := range ids {
+		err := s.withTx(ctx, func(tx *sql.Tx) error {
+			r, err := getRow(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			switch r.state {
+			case Running:
+				state, err := s.interrupted(ctx, tx, r, toolerr.WorkerCrashed)
+				s.log.Warn("jobs: a job was running when the process stopped", "job", id, "type", r.typ, "now", state)
+				return err
+			case Queued:
+				live, err := s.ticketLive(ctx, tx, r.ticket)
+				if err != nil || live {
+					return err
+				}
+				return s.newTicket(ctx, tx, id, r.typ)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("recovering job %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// ticketLive reports whether River holds ticket waiting to be worked.
+func (s *Service) ticketLive(ctx context.Context, tx *sql.Tx, ticket int64) (bool, error) {
+	if ticket == 0 {
+		return false, nil
+	}
+	row, err := s.client.JobGetTx(ctx, tx, ticket)
+	if errors.Is(err, river.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading River ticket %d: %w", ticket, err)
+	}
+	switch row.State {
+	case rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStatePending:
+		return true, nil
+	}
+	return false, nil
+}
