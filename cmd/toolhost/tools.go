@@ -15,6 +15,7 @@ import (
 
 	"toolhost/host"
 	"toolhost/internal/engines"
+	"toolhost/internal/engines/pages"
 	"toolhost/internal/executor"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
@@ -263,7 +264,7 @@ func openRegistry(ctx context.Context, tf toolFlags, platform policy.Platform, l
 		return nil, nil, err
 	}
 	closers = append(closers, func() { sup.Close(ctx) })
-	var builtins []registry.Builtin
+	builtins := []registry.Builtin{{Name: pages.Name, Declaration: pages.Declaration(), Runner: pages.Runner{}}}
 	for _, p := range engines.Packages() {
 		builtins = append(builtins, registry.Builtin{Name: p.Name, Declaration: p.Declaration,
 			Runner: sup.Runner(p), MissingEngines: p.MissingEngines()})

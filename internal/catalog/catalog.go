@@ -58,8 +58,8 @@ type Descriptor struct {
 // (diagnostics has the sanitised detail).
 type Unavailable struct {
 	ToolCode string `json:"tool_code"`
-	// Reason is UnavailablePolicy, UnavailableRegistration or
-	// UnavailableEngine.
+	// Reason is UnavailablePolicy, UnavailableRegistration,
+	// UnavailableEngine or UnavailablePageOnly.
 	Reason string `json:"reason"`
 }
 
@@ -74,6 +74,9 @@ const (
 	// UnavailableEngine: the native engine the service runs is missing on
 	// this host.
 	UnavailableEngine = "engine_missing"
+	// UnavailablePageOnly: a page-only tool (ADR-027), which people use on
+	// its page and no API runs.
+	UnavailablePageOnly = "page_only"
 )
 
 // Build returns the catalogue of snapshot s under platform policy p.
@@ -82,6 +85,11 @@ func Build(p policy.Platform, s *registry.Snapshot) *Catalog {
 	listed := map[string]bool{}
 	for _, svc := range s.Services() {
 		listed[svc.Code()] = true
+		if !svc.Definition.Platform.API {
+			// A page-only tool: listed, never computed by the API.
+			c.Unavailable = append(c.Unavailable, Unavailable{ToolCode: svc.Code(), Reason: UnavailablePageOnly})
+			continue
+		}
 		if svc.Unavailable != nil {
 			reason := UnavailableEngine
 			if svc.Unavailable.Code == toolerr.InvalidOperationPolicy {

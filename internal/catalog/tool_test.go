@@ -273,7 +273,7 @@ func TestEngineMissing(t *testing.T) {
 // pageOnly is the yt fixture: a page-only tool (api false, run null).
 func pageOnly(t *testing.T) *registry.Service {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "yt.json"))
+	data, err := os.ReadFile(filepath.Join("..", "engines", "pages", "yt.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
