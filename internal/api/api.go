@@ -7,16 +7,20 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"toolhost/internal/executor"
+	"toolhost/internal/jobs"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 )
@@ -50,10 +54,17 @@ type Capabilities struct {
 
 // Config is what the server needs.
 type Config struct {
-	Platform     policy.Platform
-	Accounts     Accounts
-	Executor     Executor
-	Snapshot     func() *registry.Snapshot
+	Platform policy.Platform
+	Accounts Accounts
+	Executor Executor
+	Snapshot func() *registry.Snapshot
+	// Jobs is the jobs subsystem of the jobs routes and of job tools'
+	// runs; nil refuses them as unavailable.
+	Jobs *jobs.Service
+	// OwnerKey is the HMAC key that turns an anonymous caller's address
+	// into the owner of its jobs; nil makes a random one, and anonymous
+	// callers then lose their jobs with the process.
+	OwnerKey     []byte
 	Capabilities Capabilities
 	// RuntimeID is the opaque identifier of this process in diagnostics.
 	RuntimeID string
@@ -67,6 +78,15 @@ type Server struct {
 	cfg      Config
 	engine   *gin.Engine
 	draining atomic.Bool
+	// drained is closed by Drain: runs waiting for their jobs answer and
+	// event streams end, so that the listener's shutdown is not held up.
+	drained   chan struct{}
+	drainOnce sync.Once
+	// ownerKey is Config.OwnerKey or a random key.
+	ownerKey []byte
+	// validators caches the compiled input schema of each job tool, by
+	// tool code (inputValidator).
+	validators sync.Map
 }
 
 // New returns a Server. gin runs in release mode: the server logs through
@@ -76,7 +96,13 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{cfg: cfg, engine: gin.New()}
+	s := &Server{cfg: cfg, engine: gin.New(), drained: make(chan struct{}), ownerKey: cfg.OwnerKey}
+	if s.ownerKey == nil {
+		s.ownerKey = make([]byte, 32)
+		if _, err := rand.Read(s.ownerKey); err != nil {
+			panic(fmt.Sprintf("api: no randomness: %v", err))
+		}
+	}
 	s.engine.HandleMethodNotAllowed = true
 	s.engine.Use(s.recoverer, s.accessLog)
 	s.engine.NoRoute(func(c *gin.Context) { problem(c, http.StatusNotFound, "not_found", "No such route.") })
@@ -91,6 +117,7 @@ func New(cfg Config) *Server {
 	tools.POST("/compute", s.compute)
 	tools.GET("/diagnostics", s.diagnostics)
 	s.registerTools()
+	s.registerJobs()
 	s.registerLegacy()
 	return s
 }
@@ -100,7 +127,12 @@ func (s *Server) Handler() http.Handler { return s.engine }
 
 // Drain marks the server as draining: /readyz answers 503 so that a load
 // balancer stops sending requests, while requests in flight finish.
-func (s *Server) Drain() { s.draining.Store(true) }
+// Runs waiting for their jobs answer at once (202) and job event streams
+// end. It is safe to call more than once.
+func (s *Server) Drain() {
+	s.draining.Store(true)
+	s.drainOnce.Do(func() { close(s.drained) })
+}
 
 func (s *Server) ready(c *gin.Context) {
 	if s.draining.Load() {

@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/json"
+	"iter"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"toolhost/internal/catalog"
 	"toolhost/internal/contracts"
 	"toolhost/internal/executor"
+	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
@@ -73,15 +77,31 @@ func (s *Server) legacy(c *gin.Context) {
 		problem(c, http.StatusNotFound, "legacy_not_found", "No tool answers this legacy route; see /api/v1/tools.")
 		return
 	}
-	body, ok := s.readBody(c)
-	if !ok {
-		return
-	}
-	doc, err := wire.Decode(body, wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
-	input, isObject := doc.(map[string]any)
-	if err != nil || !isObject {
-		problem(c, http.StatusBadRequest, "invalid_json", "A legacy request is a JSON object.")
-		return
+	var input map[string]any
+	var mp *multipartBody
+	if c.ContentType() == "multipart/form-data" {
+		// The old upload form: text fields (the "tool" selector and the
+		// tool's string parameters, or an "input" part holding them as a
+		// JSON object), then the file parts.
+		var ok bool
+		if mp, ok = s.readMultipartHead(c); !ok {
+			return
+		}
+		if input, ok = s.legacyFields(c, mp.fields); !ok {
+			return
+		}
+	} else {
+		body, ok := s.readBody(c)
+		if !ok {
+			return
+		}
+		doc, err := wire.Decode(body, wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+		var isObject bool
+		input, isObject = doc.(map[string]any)
+		if err != nil || !isObject {
+			problem(c, http.StatusBadRequest, "invalid_json", "A legacy request is a JSON object.")
+			return
+		}
 	}
 	m := matches[0]
 	if len(matches) > 1 || m.route.Selector != "" {
@@ -101,7 +121,10 @@ func (s *Server) legacy(c *gin.Context) {
 		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+m.tool.StatusReason+".")
 		return
 	case m.tool.Execution == contracts.ExecutionJob:
-		toolsProblem(c, contracts.ProblemToolUnavailable, "Job tools run through the jobs API, which this server does not serve yet.")
+		s.legacyJob(c, m.svc, m.tool, input, mp)
+		return
+	case mp != nil:
+		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "This tool takes a JSON object, not an upload.")
 		return
 	}
 	if m.route.Operation != "" {
@@ -165,4 +188,101 @@ func (s *Server) legacyInfo(c *gin.Context) {
 		}
 	}
 	writeJSON(c, http.StatusOK, "application/json", map[string]any{"tools": entries})
+}
+
+// legacyFields turns the text fields of a legacy upload form into the
+// tool's input: each field is a string parameter, and an "input" field is a
+// JSON object of parameters merged over them.
+func (s *Server) legacyFields(c *gin.Context, fields map[string][]byte) (map[string]any, bool) {
+	input := map[string]any{}
+	for k, v := range fields {
+		if k != "input" {
+			input[k] = string(v)
+		}
+	}
+	if raw, ok := fields["input"]; ok {
+		v, ok := s.decodePart(c, "input", raw)
+		if !ok {
+			return nil, false
+		}
+		obj, isObject := v.(map[string]any)
+		if !isObject {
+			problem(c, http.StatusBadRequest, "invalid_json", "The \"input\" part is a JSON object.")
+			return nil, false
+		}
+		maps.Copy(input, obj)
+	}
+	return input, true
+}
+
+// legacyAnswer is the old APIs' answer to a file-producing run.
+type legacyAnswer struct {
+	Success bool `json:"success"`
+	// Download is the signed URL of the first result file.
+	Download string         `json:"download,omitempty"`
+	Files    []string       `json:"files,omitempty"`
+	Job      string         `json:"job"`
+	Status   string         `json:"status"`
+	Error    *toolerr.Error `json:"error,omitempty"`
+}
+
+// legacyJob runs a job tool for a legacy route: it submits the job as the
+// run route does (files from the upload form's file parts, or the JSON's
+// "files" references), waits DefaultRunWait, and answers {success,
+// download} with a signed URL once the job succeeded, 202 with the job's
+// Location while it runs, or {success: false, error} when it failed.
+func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, tool contracts.Tool, input map[string]any, mp *multipartBody) {
+	if s.cfg.Jobs == nil {
+		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
+		return
+	}
+	if !s.admitJobTool(c, tool) {
+		return
+	}
+	var refs []contracts.FileReference
+	if v, ok := input["files"]; ok && mp == nil {
+		raw, _ := json.Marshal(v)
+		if err := json.Unmarshal(raw, &refs); err != nil {
+			problem(c, http.StatusBadRequest, "invalid_json", "\"files\" is a list of file references.")
+			return
+		}
+		delete(input, "files")
+	}
+	delete(input, "operation")
+	jobInput := maps.Clone(input)
+	maps.Copy(jobInput, tool.Run.Job.Preset)
+	jobInput["tool"] = tool.Run.Job.Operation
+	var files iter.Seq2[jobs.Upload, error]
+	if mp != nil {
+		files = mp.uploads(fileNames(tool))
+	}
+	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
+	if !ok {
+		return
+	}
+	job = s.await(c.Request.Context(), job, DefaultRunWait)
+	d, err := s.document(c.Request.Context(), job)
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	a := legacyAnswer{Job: job.ID, Status: string(job.State)}
+	switch job.State {
+	case jobs.Succeeded:
+		a.Success = true
+		for _, f := range d.Files {
+			a.Files = append(a.Files, f.URL)
+		}
+		if len(a.Files) > 0 {
+			a.Download = a.Files[0]
+		}
+		writeJSON(c, http.StatusOK, "application/json", a)
+	case jobs.Failed, jobs.Cancelled:
+		a.Error = d.Error
+		writeJSON(c, http.StatusOK, "application/json", a)
+	default:
+		a.Success = true
+		c.Header("Location", contracts.JobLocation(job.ID))
+		writeJSON(c, http.StatusAccepted, "application/json", a)
+	}
 }

@@ -129,9 +129,7 @@ func (s *Server) runTool(c *gin.Context) {
 		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+tool.StatusReason+".")
 		return
 	case tool.Execution == contracts.ExecutionJob:
-		// Job tools run through the jobs API, which this server does not
-		// serve yet: refused as unavailable, never run another way.
-		toolsProblem(c, contracts.ProblemToolUnavailable, "Job tools run through the jobs API, which this server does not serve yet.")
+		s.runJobTool(c, svc, tool)
 		return
 	}
 	if !strings.HasPrefix(c.ContentType(), "application/json") && c.ContentType() != "" {
@@ -195,6 +193,11 @@ func (s *Server) readRunRequest(c *gin.Context) (map[string]any, bool) {
 		toolsProblem(c, contracts.ProblemInvalidRequest, jsonRefusal(err))
 		return nil, false
 	}
+	return s.checkRunRequest(c, doc)
+}
+
+// checkRunRequest checks a decoded tools.run-request@1 document.
+func (s *Server) checkRunRequest(c *gin.Context, doc any) (map[string]any, bool) {
 	if err := contracts.Validate(contracts.RunRequestV1, doc); err != nil {
 		p := Problem{Status: http.StatusBadRequest, Code: contracts.ProblemInvalidRequest,
 			Detail: "The body is not a tools.run-request@1 document."}

@@ -7,13 +7,17 @@ package server
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -21,14 +25,17 @@ import (
 	"toolhost/host"
 	"toolhost/internal/api"
 	"toolhost/internal/auth"
+	"toolhost/internal/catalog"
 	"toolhost/internal/engine"
 	"toolhost/internal/executor"
+	"toolhost/internal/jobs"
 	"toolhost/internal/native"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 	"toolhost/internal/store"
 	"toolhost/internal/supervisor"
 	"toolhost/internal/wasmtool"
+	"toolhost/internal/wire"
 )
 
 // DatabaseFile is the SQLite database's name in the data folder.
@@ -55,7 +62,30 @@ type Config struct {
 	// Version is the build's version, for the OpenAPI document.
 	Version string
 	Logger  *slog.Logger
+	// Jobs tunes the jobs subsystem (jobs.Config): its zero values take
+	// the subsystem's defaults.
+	Jobs JobsConfig
 }
+
+// JobsConfig is the part of jobs.Config a process chooses; the rest
+// (store, data directory, handlers, signing key, logger) comes from the
+// server.
+type JobsConfig struct {
+	// FileTTL is how long a finished job's files are kept.
+	FileTTL time.Duration
+	// PollInterval is how often the runner looks for queued jobs when it
+	// missed a notification.
+	PollInterval time.Duration
+	// MaxWorkers is how many jobs run at once.
+	MaxWorkers int
+	// Now is the clock of file expiry and signed URLs (time.Now); tests
+	// move it.
+	Now func() time.Time
+}
+
+// SigningKeyFile is the file in the data folder holding the key of signed
+// download URLs: 32 random bytes, mode 0600, made once.
+const SigningKeyFile = "signing.key"
 
 // Server is a composed process. Create it with New, serve with Serve, stop
 // with Shutdown.
@@ -68,6 +98,7 @@ type Server struct {
 	supervisor *supervisor.Supervisor
 	registry   *registry.Registry
 	executor   *executor.Executor
+	jobs       *jobs.Service
 	api        *api.Server
 	http       *http.Server
 }
@@ -128,7 +159,26 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	key, err := signingKey(filepath.Join(cfg.DataDir, SigningKeyFile))
+	if err != nil {
+		return nil, err
+	}
+	jt := &jobTools{executor: s.executor, snapshot: s.registry.Snapshot,
+		limits: wire.Limits{MaxDepth: 2 * cfg.Platform.MaxJSONDepth}}
+	handlers := map[string]jobs.Handler{}
+	for _, t := range catalog.JobTypes(s.registry.Snapshot()) {
+		handlers[t] = jt.handler()
+	}
+	if s.jobs, err = jobs.Open(ctx, jobs.Config{
+		Store: s.store, DataDir: cfg.DataDir, Handlers: handlers, SigningKey: key, Logger: cfg.Logger,
+		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
+		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
+	}); err != nil {
+		return nil, err
+	}
 	s.api = api.New(api.Config{
+		Jobs:     s.jobs,
+		OwnerKey: ownerKey(key),
 		Platform: cfg.Platform,
 		Accounts: principals{s.accounts},
 		Executor: s.executor,
@@ -182,6 +232,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // close releases everything New opened, in reverse order.
 func (s *Server) close(ctx context.Context) error {
 	var errs []error
+	if s.jobs != nil {
+		// First the jobs stop taking work: running handlers get until
+		// ctx to finish, then their contexts end, which cancels their
+		// items in the executor, and the subsystem waits for them within
+		// its StopGrace (the cleanup budget). Only then does the executor
+		// close, with its own budget for what is left.
+		errs = append(errs, s.jobs.Close(ctx))
+	}
 	// Past ctx (requests that outlived the drain), the executor and the
 	// supervisor still get the cleanup budget to cancel and reap items.
 	budget := time.Duration(s.cfg.Platform.CleanupTimeoutMS) * time.Millisecond
@@ -217,6 +275,48 @@ func (p principals) Principal(ctx context.Context, token string) (string, error)
 		return "", err
 	}
 	return "user:" + strconv.FormatInt(pr.UserID, 10), nil
+}
+
+// signingKey reads the signing key at path, making it the first time:
+// 32 random bytes, readable by the owner alone. A key shorter than 32
+// bytes is refused rather than used.
+func signingKey(path string) ([]byte, error) {
+	key, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("making the signing key: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("creating the signing key: %w", err)
+		}
+		_, err = f.Write(key)
+		if err == nil {
+			err = f.Sync()
+		}
+		err = errors.Join(err, f.Close())
+		if err != nil {
+			_ = os.Remove(path)
+			return nil, fmt.Errorf("writing the signing key: %w", err)
+		}
+		return key, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the signing key: %w", err)
+	}
+	if len(key) < 32 {
+		return nil, fmt.Errorf("the signing key %s is %d bytes, fewer than 32", path, len(key))
+	}
+	return key, nil
+}
+
+// ownerKey derives the key of anonymous job owners from the signing key,
+// so that anonymous callers keep their jobs across a restart.
+func ownerKey(signing []byte) []byte {
+	m := hmac.New(sha256.New, signing)
+	m.Write([]byte("toolhost/jobs/anonymous-owner/v1"))
+	return m.Sum(nil)
 }
 
 // runtimeID is an opaque identifier of this process for diagnostics: random,

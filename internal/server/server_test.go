@@ -88,6 +88,13 @@ func start(t *testing.T, modules map[string][]byte) *rig {
 // startWith is start, with the native packages when natives is set.
 func startWith(t *testing.T, modules map[string][]byte, natives bool) *rig {
 	t.Helper()
+	return startConfigured(t, modules, natives, nil)
+}
+
+// startConfigured is startWith, with configure (when not nil) changing the
+// server's configuration before it starts.
+func startConfigured(t *testing.T, modules map[string][]byte, natives bool, configure func(*server.Config)) *rig {
+	t.Helper()
 	r := &rig{t: t, tools: t.TempDir(), client: &http.Client{Timeout: 70 * time.Second}}
 	for name, wasm := range modules {
 		r.drop(name, wasm)
@@ -101,6 +108,9 @@ func startWith(t *testing.T, modules map[string][]byte, natives bool) *rig {
 	if natives {
 		cfg.Natives = engines.Packages()
 		cfg.Supervisor = supervisor.Config{Executable: os.Args[0], Env: []string{workerEnv + "=1"}}
+	}
+	if configure != nil {
+		configure(&cfg)
 	}
 	srv, err := server.New(ctx, cfg)
 	if err != nil {
@@ -771,6 +781,11 @@ func TestNativeEngineMissing(t *testing.T) {
 	if got := res.Results[0]; got.Error == nil || got.Error.Code != "tool_unavailable" || got.ExecutionID != "" {
 		t.Errorf("pdf_protect without its engines: %+v %+v", got, got.Error)
 	}
+	// Its run and its jobs are refused before any job exists.
+	status, h, body := r.do("POST", "/api/v1/tools/pdf_protect/run", r.token, []byte(`{"input":{}}`))
+	problemCode(t, "run of an unavailable job tool", status, h, body, http.StatusServiceUnavailable, contracts.ProblemToolUnavailable)
+	status, h, body = r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"pdf","input":{"tool":"protect"}}`))
+	problemCode(t, "job of an unavailable tool", status, h, body, http.StatusServiceUnavailable, contracts.ProblemToolUnavailable)
 }
 
 // The tools platform routes (ADR-027): every descriptor passes its
@@ -851,7 +866,7 @@ func TestToolsPlatformRoutes(t *testing.T) {
 		{"invalid input", "/api/v1/tools/hash/run", "", `{"input":{"operation":"digest","text":"abc","algorithm":"crc"}}`, contracts.ProblemInvalidInput},
 		{"too large", "/api/v1/tools/hash/run", "", `{"input":{"operation":"digest","text":"` + strings.Repeat("x", 1<<20) + `"}}`, contracts.ProblemPayloadTooLarge},
 		{"bad token", "/api/v1/tools/hash/run", "th_nope", `{"input":{}}`, contracts.ProblemUnauthenticated},
-		{"job tool without the jobs API", "/api/v1/tools/pdf_protect/run", r.token, `{"input":{}}`, contracts.ProblemToolUnavailable},
+		{"job tool refuses anonymous callers", "/api/v1/tools/pdf_protect/run", "", `{"input":{}}`, contracts.ProblemUnauthenticated},
 	}
 	for _, tt := range refusals {
 		status, h, body := r.do("POST", tt.path, tt.token, []byte(tt.body))

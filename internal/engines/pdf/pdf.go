@@ -2,10 +2,12 @@
 // encrypts a PDF with AES-256 through qpdf, and pdf_to_image renders its
 // pages as PNG images through pdftoppm (poppler-utils).
 //
-// Until the jobs API exists, both take the file and return their output
-// base64-encoded inside the parameters and the result, so the platform's
-// byte caps bound them: at most [MaxFileBytes] of PDF in, at most
-// [MaxResultBytes] of result out.
+// Both take the file and return their output base64-encoded inside the
+// parameters and the result, so the platform's byte caps bound them: at
+// most [MaxFileBytes] of PDF in, at most [MaxResultBytes] of result out.
+// Through the API they are job tools: the job handler (internal/server)
+// passes the job's input file "file" base64-encoded and writes each base64
+// field of the result (contentEncoding base64) out as a job file.
 //
 // Each item runs its engines inside the item's one claimed engine window
 // (native.Context.ClaimEngineWindow), in a private temporary directory that
@@ -132,9 +134,9 @@ const QuotaClass = "tools-job"
 // callers are refused; reached from the legacy /api/process routes by the
 // legacy tool name selector.
 //
-// Until the jobs API carries the files, the services also take and return
-// them base64-encoded in their parameters and results (the package
-// documentation), which bounds the file at MaxFileBytes.
+// The job handler carries the files to and from the services' base64
+// parameters and results (the package documentation), which bounds the
+// file at MaxFileBytes.
 func platform(op, selector string, cost int) *guest.Platform {
 	return &guest.Platform{
 		Execution:     "job",

@@ -1,0 +1,803 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/catalog"
+	"toolhost/internal/contracts"
+	"toolhost/internal/jobs"
+	"toolhost/internal/registry"
+	"toolhost/internal/schema"
+	"toolhost/internal/tooldef"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// The jobs routes of ADR-027 under /api/v1/jobs: submit (JSON or
+// multipart with files), get, events (server-sent), files (owner or signed
+// URL), retry and cancel. The owner of a job is the caller's principal key.
+// Every refusal is a problem document, mapped in jobsProblem alone.
+
+// The problem codes of the jobs routes that the run-request contract does
+// not list: they concern a job, not a run.
+const (
+	ProblemJobNotFound      = "tools.job.not_found"
+	ProblemJobExpired       = "tools.job.expired"
+	ProblemJobState         = "tools.job.state_conflict"
+	ProblemJobSignature     = "tools.job.signature_invalid"
+	ProblemJobsUnavailable  = "tools.job.unavailable"
+	problemJobInternalError = "internal_error"
+)
+
+// The wait of a job tool's run before it answers 202.
+const (
+	DefaultRunWait = 10 * time.Second
+	MaxRunWait     = 60 * time.Second
+)
+
+var (
+	// errUnexpectedPart is returned by the upload sequence when a file
+	// part names no file input of the tool.
+	errUnexpectedPart = errors.New("api: a file part names no file input of the tool")
+	// errMultipart is returned when a multipart body is malformed.
+	errMultipart = errors.New("api: malformed multipart body")
+)
+
+func (s *Server) registerJobs() {
+	g := s.engine.Group(Prefix+"/jobs", s.resolveCaller, s.jobsAvailable)
+	g.POST("", s.submitJob)
+	g.GET("/:id", s.getJob)
+	g.GET("/:id/events", s.jobEvents)
+	g.GET("/:id/files/:name", s.jobFile)
+	g.POST("/:id/retry", s.retryJob)
+	g.POST("/:id/cancel", s.cancelJob)
+}
+
+func (s *Server) jobsAvailable(c *gin.Context) {
+	if s.cfg.Jobs == nil {
+		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: ProblemJobsUnavailable,
+			Detail: "This server does not run jobs."})
+		return
+	}
+	c.Next()
+}
+
+// jobsProblem is the one place that maps the errors of the jobs subsystem,
+// and of the bodies the jobs routes read, to problem documents.
+func (s *Server) jobsProblem(c *gin.Context, err error) {
+	var fe *jobs.FileError
+	var mbe *http.MaxBytesError
+	switch {
+	case c.Request.Context().Err() != nil:
+		c.Abort() // the client is gone
+	case errors.As(err, &mbe):
+		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
+	case errors.Is(err, errUnexpectedPart):
+		toolsProblem(c, contracts.ProblemFileType, "A file part names no file input of the tool.")
+	case errors.Is(err, errMultipart):
+		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
+	case errors.As(err, &fe):
+		switch {
+		case errors.Is(fe.Err, jobs.ErrTooLarge):
+			toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The file %q is over the tool's limit of %d bytes.", fe.Name, fe.LimitBytes))
+		case errors.Is(fe.Err, jobs.ErrFileType):
+			toolsProblem(c, contracts.ProblemFileType, fmt.Sprintf("The file %q is %s, which the tool does not take.", fe.Name, fe.MediaType))
+		case errors.Is(fe.Err, jobs.ErrReference), errors.Is(fe.Err, jobs.ErrExpired), errors.Is(fe.Err, jobs.ErrNoMediaStore):
+			toolsProblem(c, contracts.ProblemFileNotFound, fmt.Sprintf("The file %q references nothing the caller may read.", fe.Name))
+		default:
+			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The file %q cannot be taken.", fe.Name))
+		}
+	case errors.Is(err, jobs.ErrNotFound):
+		writeProblem(c, Problem{Status: http.StatusNotFound, Code: ProblemJobNotFound, Detail: "No such job or file."})
+	case errors.Is(err, jobs.ErrExpired):
+		writeProblem(c, Problem{Status: http.StatusGone, Code: ProblemJobExpired, Detail: "The file or the link has expired."})
+	case errors.Is(err, jobs.ErrState):
+		writeProblem(c, Problem{Status: http.StatusConflict, Code: ProblemJobState, Detail: "The job's state does not allow this."})
+	case errors.Is(err, jobs.ErrSignature):
+		writeProblem(c, Problem{Status: http.StatusForbidden, Code: ProblemJobSignature, Detail: "The signed link is not valid."})
+	case errors.Is(err, jobs.ErrUnknownType):
+		toolsProblem(c, contracts.ProblemToolNotFound, "No tool runs jobs of this type.")
+	case errors.Is(err, jobs.ErrInvalid):
+		toolsProblem(c, contracts.ProblemInvalidRequest, "The job submission is not valid.")
+	case errors.Is(err, jobs.ErrClosed):
+		c.Header("Retry-After", "1")
+		toolsProblem(c, contracts.ProblemOverloaded, "The server is stopping; retry later.")
+	default:
+		s.cfg.Logger.Error("jobs route failed", "route", c.FullPath(), "err", err)
+		writeProblem(c, Problem{Status: http.StatusInternalServerError, Code: problemJobInternalError, Detail: "The server failed to handle the request."})
+	}
+}
+
+// jobRequest is the body of POST /jobs (or its "job" part).
+type jobRequest struct {
+	Type       string                    `json:"type"`
+	Input      map[string]any            `json:"-"`
+	References []contracts.FileReference `json:"references"`
+}
+
+func (s *Server) submitJob(c *gin.Context) {
+	var (
+		raw   []byte
+		files iter.Seq2[jobs.Upload, error]
+	)
+	var mp *multipartBody
+	switch ct := c.ContentType(); {
+	case ct == "multipart/form-data":
+		var ok bool
+		if mp, ok = s.readMultipartHead(c, "job"); !ok {
+			return
+		}
+		raw = mp.fields["job"]
+	case ct == "application/json" || ct == "":
+		var ok bool
+		if raw, ok = s.readBody(c); !ok {
+			return
+		}
+	default:
+		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A job is application/json or multipart/form-data.")
+		return
+	}
+	var req jobRequest
+	doc, err := wire.Decode(raw, wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	m, isObject := doc.(map[string]any)
+	if err == nil && isObject {
+		err = json.Unmarshal(raw, &req)
+	}
+	req.Input, _ = m["input"].(map[string]any)
+	if err != nil || !isObject || req.Type == "" || req.Input == nil || hasUnknown(m, "type", "input", "references") {
+		toolsProblem(c, contracts.ProblemInvalidRequest, `A job is {"type", "input", "references"?} with an object input.`)
+		return
+	}
+	op, _ := req.Input["tool"].(string)
+	svc, ok := catalog.JobTool(s.cfg.Snapshot(), req.Type, op)
+	if !ok {
+		toolsProblem(c, contracts.ProblemToolNotFound, `No tool runs jobs of this type and input "tool".`)
+		return
+	}
+	tool := catalog.Tool(svc)
+	if !s.admitJobTool(c, tool) {
+		return
+	}
+	if mp != nil {
+		files = mp.uploads(fileNames(tool))
+	}
+	job, ok := s.submit(c, svc, tool, req.Input, req.References, files)
+	if !ok {
+		return
+	}
+	c.Header("Location", contracts.JobLocation(job.ID))
+	s.writeJob(c, http.StatusAccepted, job)
+}
+
+// admitJobTool refuses a run of a tool that cannot run now or does not
+// take the caller.
+func (s *Server) admitJobTool(c *gin.Context, tool contracts.Tool) bool {
+	switch {
+	case tool.Status == contracts.StatusUnavailable:
+		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+tool.StatusReason+".")
+		return false
+	case !tool.Auth.Anonymous && strings.HasPrefix(c.GetString(callerKey), anonymousPrefix):
+		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
+		toolsProblem(c, contracts.ProblemUnauthenticated, "This tool needs a signed-in caller.")
+		return false
+	}
+	return true
+}
+
+// anonymousPrefix starts the principal key of an anonymous caller.
+const anonymousPrefix = "anonymous:"
+
+func hasUnknown(m map[string]any, known ...string) bool {
+	for k := range m {
+		if !slices.Contains(known, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func fileNames(tool contracts.Tool) []string {
+	names := make([]string, len(tool.Files))
+	for i, f := range tool.Files {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// submit submits a job of tool's job type for the caller with input (the
+// job's input, "tool" included), refs and files, the tool's accepted types
+// and size limit applying. The input is checked against the tool's input
+// schema first, as the job will run it (each file input standing in as an
+// empty string): an input the tool would refuse is refused before any job
+// exists. On a refusal it writes the problem.
+func (s *Server) submit(c *gin.Context, svc *registry.Service, tool contracts.Tool, input map[string]any, refs []contracts.FileReference,
+	files iter.Seq2[jobs.Upload, error]) (*jobs.Job, bool) {
+	if !s.checkJobInput(c, svc, input) {
+		return nil, false
+	}
+	var accept []string
+	var maxBytes int64
+	for _, f := range tool.Files {
+		for _, t := range f.Types {
+			if !slices.Contains(accept, t) {
+				accept = append(accept, t)
+			}
+		}
+		maxBytes = max(maxBytes, f.MaxBytes)
+	}
+	names := fileNames(tool)
+	var references []jobs.Reference
+	for _, r := range refs {
+		if !slices.Contains(names, r.Name) {
+			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The reference %q names no file input of the tool.", r.Name))
+			return nil, false
+		}
+		references = append(references, jobs.Reference{Name: r.Name, Job: r.Job, File: r.File, Media: r.Media})
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		toolsProblem(c, contracts.ProblemInvalidRequest, "The input cannot be encoded.")
+		return nil, false
+	}
+	job, err := s.cfg.Jobs.Submit(c.Request.Context(), jobs.Submission{
+		Owner: s.owner(c), Type: tool.Run.Job.Type, Input: raw, Files: files,
+		References: references, Accept: accept, MaxFileBytes: maxBytes,
+	})
+	if err != nil {
+		s.jobsProblem(c, err)
+		return nil, false
+	}
+	return job, true
+}
+
+// multipartBody is a multipart body whose leading fields have been read;
+// its file parts follow, the first of them (if any) in next.
+type multipartBody struct {
+	reader *multipart.Reader
+	fields map[string][]byte
+	next   *multipart.Part
+}
+
+// readMultipartHead reads the leading fields of a multipart body — parts
+// named in fields (without fields, every part that is not a file), each at
+// most the request body limit, at most 64 of them — up to its first other
+// part, which stays unread for uploads. On a refusal it writes the
+// problem.
+func (s *Server) readMultipartHead(c *gin.Context, fields ...string) (*multipartBody, bool) {
+	r, err := c.Request.MultipartReader()
+	if err != nil {
+		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
+		return nil, false
+	}
+	b := &multipartBody{reader: r, fields: map[string][]byte{}}
+	limit := s.cfg.Platform.MaxRequestBodyBytes
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			return b, true
+		}
+		if err != nil {
+			s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
+			return nil, false
+		}
+		name := p.FormName()
+		if (fields != nil && !slices.Contains(fields, name)) || p.FileName() != "" {
+			b.next = p
+			return b, true
+		}
+		if _, dup := b.fields[name]; dup {
+			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is repeated.", name))
+			return nil, false
+		}
+		if len(b.fields) >= 64 {
+			toolsProblem(c, contracts.ProblemInvalidRequest, "The body has too many fields.")
+			return nil, false
+		}
+		v, err := io.ReadAll(io.LimitReader(p, limit+1))
+		if err != nil {
+			s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
+			return nil, false
+		}
+		if int64(len(v)) > limit {
+			toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
+			return nil, false
+		}
+		b.fields[name] = v
+	}
+}
+
+// uploads returns the file parts as the jobs subsystem reads them, one
+// after the other as they stream in; a part that names no file input of
+// the tool ends the sequence with errUnexpectedPart.
+func (b *multipartBody) uploads(names []string) iter.Seq2[jobs.Upload, error] {
+	return func(yield func(jobs.Upload, error) bool) {
+		p := b.next
+		b.next = nil
+		for {
+			if p == nil {
+				var err error
+				p, err = b.reader.NextPart()
+				if err == io.EOF {
+					return
+				}
+				if err != nil {
+					yield(jobs.Upload{}, fmt.Errorf("%w: %w", errMultipart, err))
+					return
+				}
+			}
+			if !slices.Contains(names, p.FormName()) {
+				yield(jobs.Upload{}, fmt.Errorf("%w: %q", errUnexpectedPart, p.FormName()))
+				return
+			}
+			if !yield(jobs.Upload{Name: p.FormName(), Content: p}, nil) {
+				return
+			}
+			p = nil
+		}
+	}
+}
+
+// jobDoc is a tools.job@1 document.
+type jobDoc struct {
+	ID         string           `json:"id"`
+	Type       string           `json:"type"`
+	Tool       string           `json:"tool,omitempty"`
+	State      jobs.State       `json:"state"`
+	Progress   int64            `json:"progress"`
+	Input      json.RawMessage  `json:"input"`
+	Result     json.RawMessage  `json:"result"`
+	Error      *toolerr.Error   `json:"error"`
+	Files      []jobFile        `json:"files"`
+	Created    string           `json:"created"`
+	Started    *string          `json:"started"`
+	Finished   *string          `json:"finished"`
+	Attempts   int              `json:"attempts"`
+	References []jobs.Reference `json:"references"`
+	files      []contracts.File
+}
+
+// jobFile is a file of a job document.
+type jobFile struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Bytes   int64  `json:"bytes"`
+	Owner   string `json:"owner"`
+	Expires string `json:"expires"`
+	URL     string `json:"url"`
+}
+
+// signedURLTTL is the longest a signed URL is asked for; the jobs
+// subsystem caps it at the file's own expiry.
+const signedURLTTL = 365 * 24 * time.Hour
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func rfc3339p(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := rfc3339(*t)
+	return &s
+}
+
+// cancelledError is the error of a cancelled job that carries none.
+var cancelledError = toolerr.Raised("cancelled", true)
+
+// document maps a job to its tools.job@1 document, for its owner. Its
+// files are the job's result files that have an expiry (every output once
+// the job finished), each with a signed download URL.
+func (s *Server) document(ctx context.Context, job *jobs.Job) (*jobDoc, error) {
+	d := &jobDoc{
+		ID: job.ID, Type: job.Type, State: job.State, Input: job.Input, Result: job.Result, Error: job.Error,
+		Files: []jobFile{}, Created: rfc3339(job.CreatedAt), Started: rfc3339p(job.StartedAt),
+		Finished: rfc3339p(job.FinishedAt), Attempts: job.Attempts, References: job.References,
+	}
+	if d.References == nil {
+		d.References = []jobs.Reference{}
+	}
+	if job.State != jobs.Succeeded {
+		d.Result = nil
+	}
+	if job.State == jobs.Cancelled && d.Error == nil {
+		d.Error = cancelledError
+	}
+	var input struct {
+		Tool string `json:"tool"`
+	}
+	_ = json.Unmarshal(job.Input, &input)
+	if svc, ok := catalog.JobTool(s.cfg.Snapshot(), job.Type, input.Tool); ok {
+		d.Tool = svc.Code()
+	}
+	switch p := job.Progress; {
+	case job.State == jobs.Succeeded:
+		d.Progress = 100
+	case p.Total > 0:
+		d.Progress = min(100, max(0, p.Done*100/p.Total))
+	}
+	for _, f := range job.Files {
+		if f.Role != jobs.Output || f.ExpiresAt == nil {
+			continue
+		}
+		url, _, err := s.cfg.Jobs.SignedURL(ctx, job.ID, f.Name, job.Owner, signedURLTTL)
+		if err != nil {
+			return nil, err
+		}
+		bytes := f.SizeBytes
+		d.Files = append(d.Files, jobFile{Name: f.Name, Type: f.MediaType, Bytes: bytes, Owner: job.Owner,
+			Expires: rfc3339(*f.ExpiresAt), URL: url})
+		d.files = append(d.files, contracts.File{Name: f.Name, URL: url, Expires: rfc3339(*f.ExpiresAt), Type: f.MediaType, Bytes: &bytes})
+	}
+	return d, nil
+}
+
+func (s *Server) writeJob(c *gin.Context, status int, job *jobs.Job) {
+	d, err := s.document(c.Request.Context(), job)
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	writeJSON(c, status, "application/json", d)
+}
+
+func (s *Server) getJob(c *gin.Context) {
+	job, err := s.cfg.Jobs.Get(c.Request.Context(), c.Param("id"), s.owner(c))
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	s.writeJob(c, http.StatusOK, job)
+}
+
+func (s *Server) retryJob(c *gin.Context) {
+	job, err := s.cfg.Jobs.Retry(c.Request.Context(), c.Param("id"), s.owner(c))
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	s.writeJob(c, http.StatusOK, job)
+}
+
+func (s *Server) cancelJob(c *gin.Context) {
+	job, err := s.cfg.Jobs.Cancel(c.Request.Context(), c.Param("id"), s.owner(c))
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	s.writeJob(c, http.StatusOK, job)
+}
+
+// progressEvent is the data of an SSE progress event.
+type progressEvent struct {
+	Progress int64  `json:"progress"`
+	Done     int64  `json:"done"`
+	Total    int64  `json:"total"`
+	Message  string `json:"message,omitempty"`
+}
+
+// jobEvents is GET /jobs/:id/events: server-sent events, "state" with the
+// tools.job@1 document and "progress" with the percentage, ending after a
+// final state (or when the server drains).
+func (s *Server) jobEvents(c *gin.Context) {
+	ctx := c.Request.Context()
+	ch, err := s.cfg.Jobs.Subscribe(ctx, c.Param("id"), s.owner(c))
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	w := c.Writer
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	w.Flush()
+	for {
+		var ev jobs.Event
+		var ok bool
+		select {
+		case ev, ok = <-ch:
+		case <-s.drained:
+		}
+		if !ok {
+			return
+		}
+		var data any
+		switch ev.Kind {
+		case jobs.EventState:
+			d, err := s.document(ctx, ev.Job)
+			if err != nil {
+				return
+			}
+			data = d
+		case jobs.EventProgress:
+			p := progressEvent{}
+			if ev.Progress != nil {
+				p = progressEvent{Done: ev.Progress.Done, Total: ev.Progress.Total, Message: ev.Progress.Message}
+				if p.Total > 0 {
+					p.Progress = min(100, max(0, p.Done*100/p.Total))
+				}
+			}
+			data = p
+		default:
+			continue
+		}
+		b, err := json.Marshal(data)
+		if err != nil {
+			return
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, b); err != nil {
+			return
+		}
+		w.Flush()
+	}
+}
+
+// jobFile is GET /jobs/:id/files/:name: to the owner, or to anyone with a
+// valid signed URL (expires and sig in the query).
+func (s *Server) jobFile(c *gin.Context) {
+	ctx := c.Request.Context()
+	id, name := c.Param("id"), c.Param("name")
+	q := c.Request.URL.Query()
+	var dl *jobs.Download
+	var err error
+	if q.Has("sig") || q.Has("expires") {
+		dl, err = s.cfg.Jobs.OpenSigned(ctx, id, name, q.Get("expires"), q.Get("sig"))
+	} else {
+		dl, err = s.cfg.Jobs.OpenFile(ctx, id, name, s.owner(c))
+	}
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	defer dl.Content.Close()
+	h := c.Writer.Header()
+	h.Set("Content-Type", dl.File.MediaType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", dl.File.Name))
+	http.ServeContent(c.Writer, c.Request, dl.File.Name, dl.File.CreatedAt, dl.Content)
+}
+
+// runJobTool is the run route of a job tool: it submits a job of
+// run.job.type with input { ...input, ...run.job.preset, tool:
+// run.job.operation } and waits up to wait_ms for it to finish.
+func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contracts.Tool) {
+	if s.cfg.Jobs == nil {
+		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
+		return
+	}
+	if !s.admitJobTool(c, tool) {
+		return
+	}
+	var (
+		input map[string]any
+		refs  []contracts.FileReference
+		wait  = DefaultRunWait
+		files iter.Seq2[jobs.Upload, error]
+	)
+	switch ct := c.ContentType(); {
+	case ct == "multipart/form-data":
+		mp, ok := s.readMultipartHead(c, "input", "files", "wait_ms")
+		if !ok {
+			return
+		}
+		doc := map[string]any{}
+		raw, ok := mp.fields["input"]
+		if !ok {
+			raw = []byte("{}")
+		}
+		if doc["input"], ok = s.decodePart(c, "input", raw); !ok {
+			return
+		}
+		if raw, ok := mp.fields["files"]; ok {
+			if doc["files"], ok = s.decodePart(c, "files", raw); !ok {
+				return
+			}
+		}
+		if raw, ok := mp.fields["wait_ms"]; ok {
+			if doc["wait_ms"], ok = s.decodePart(c, "wait_ms", raw); !ok {
+				return
+			}
+		}
+		req, ok := s.checkRunRequest(c, doc)
+		if !ok {
+			return
+		}
+		input, refs, wait = runRequestParts(req, wait)
+		files = mp.uploads(fileNames(tool))
+	case ct == "application/json" || ct == "":
+		req, ok := s.readRunRequest(c)
+		if !ok {
+			return
+		}
+		input, refs, wait = runRequestParts(req, wait)
+	default:
+		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A run is application/json or multipart/form-data.")
+		return
+	}
+	jobInput := make(map[string]any, len(input)+len(tool.Run.Job.Preset)+1)
+	for k, v := range input {
+		jobInput[k] = v
+	}
+	for k, v := range tool.Run.Job.Preset {
+		jobInput[k] = v
+	}
+	jobInput["tool"] = tool.Run.Job.Operation
+	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
+	if !ok {
+		return
+	}
+	job = s.await(c.Request.Context(), job, wait)
+	s.answerJobRun(c, tool, job)
+}
+
+// decodePart decodes a JSON field part of a multipart run.
+func (s *Server) decodePart(c *gin.Context, name string, raw []byte) (any, bool) {
+	v, err := wire.Decode(bytes.TrimSpace(raw), wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	if err != nil {
+		toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is not JSON: %s", name, jsonRefusal(err)))
+		return nil, false
+	}
+	return v, true
+}
+
+// runRequestParts returns the input, the file references and the wait of
+// a checked run request.
+func runRequestParts(req map[string]any, wait time.Duration) (map[string]any, []contracts.FileReference, time.Duration) {
+	input, _ := req["input"].(map[string]any)
+	var refs []contracts.FileReference
+	if raw, err := json.Marshal(req["files"]); err == nil {
+		_ = json.Unmarshal(raw, &refs)
+	}
+	if n, ok := req["wait_ms"].(json.Number); ok {
+		if ms, err := n.Int64(); err == nil {
+			wait = min(time.Duration(ms)*time.Millisecond, MaxRunWait)
+		}
+	}
+	return input, refs, wait
+}
+
+// await waits up to wait for job to reach a final state and returns it as
+// it is then. It stops early when the client leaves or the server drains.
+func (s *Server) await(ctx context.Context, job *jobs.Job, wait time.Duration) *jobs.Job {
+	if job.State.Final() || wait <= 0 {
+		return job
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	ch, err := s.cfg.Jobs.Subscribe(wctx, job.ID, job.Owner)
+	if err != nil {
+		return job
+	}
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				if j, err := s.cfg.Jobs.Get(context.WithoutCancel(ctx), job.ID, job.Owner); err == nil {
+					return j
+				}
+				return job
+			}
+			if ev.Kind == jobs.EventState && ev.Job != nil {
+				job = ev.Job
+				if ev.State.Final() {
+					return job
+				}
+			}
+		case <-s.drained:
+			return job
+		}
+	}
+}
+
+// answerJobRun answers a job tool's run with tools.run@1: 200 when the job
+// finished, else 202 with its Location.
+func (s *Server) answerJobRun(c *gin.Context, tool contracts.Tool, job *jobs.Job) {
+	d, err := s.document(c.Request.Context(), job)
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	run := contracts.Run{ID: job.ID, Tool: tool.ID, Status: contracts.RunStatus(job.State),
+		Job: &contracts.JobLink{ID: job.ID, Location: contracts.JobLocation(job.ID)}}
+	status := http.StatusOK
+	switch job.State {
+	case jobs.Succeeded:
+		run.Result = d.Result
+		if run.Result == nil {
+			run.Result = json.RawMessage("{}")
+		}
+		run.Files = d.files
+	case jobs.Failed, jobs.Cancelled:
+		run.Error = d.Error
+		run.Files = d.files
+	default:
+		status = http.StatusAccepted
+		c.Header("Location", contracts.JobLocation(job.ID))
+	}
+	writeJSON(c, status, "application/json", run)
+}
+
+// inputValidator is a compiled input schema of one definition.
+type inputValidator struct {
+	def *tooldef.Definition
+	v   *schema.Validator
+}
+
+// checkJobInput checks a job's input against svc's input schema: the
+// parameters the job will run with, the input without "tool", with the
+// operation, and an empty string for each file input the input does not
+// hold. On a refusal it writes the 422 problem with the sanitised issues.
+func (s *Server) checkJobInput(c *gin.Context, svc *registry.Service, input map[string]any) bool {
+	d := svc.Definition
+	iv, _ := s.validators.Load(d.ToolCode)
+	cached, _ := iv.(inputValidator)
+	if cached.def != d {
+		v, err := schema.Compile(d.InputSchema)
+		if err != nil {
+			toolsProblem(c, contracts.ProblemToolUnavailable, "The tool's input schema cannot be used now.")
+			return false
+		}
+		cached = inputValidator{def: d, v: v}
+		s.validators.Store(d.ToolCode, cached)
+	}
+	params := make(map[string]any, len(input)+1)
+	for k, v := range input {
+		if k != "tool" {
+			params[k] = v
+		}
+	}
+	params["operation"] = input["tool"]
+	for _, f := range d.Platform.Files {
+		if _, ok := params[f.Name]; !ok {
+			params[f.Name] = ""
+		}
+	}
+	// The decoded form the validator expects (json.Number, not float64).
+	raw, err := json.Marshal(params)
+	if err == nil {
+		var doc any
+		if doc, err = wire.Decode(raw, wire.Limits{MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth}); err == nil {
+			err = cached.v.Validate(doc, toolerr.InvalidParameters)
+		}
+	}
+	if err != nil {
+		p := Problem{Status: http.StatusUnprocessableEntity, Code: contracts.ProblemInvalidInput,
+			Detail: "The input does not match the tool's input schema."}
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			p.Issues, p.IssueCount = te.Issues, te.IssueCount
+		}
+		writeProblem(c, p)
+		return false
+	}
+	return true
+}
+
+// owner is the caller as the owner of jobs: the principal key of a signed-in
+// caller; for an anonymous caller, whose key holds its address, an HMAC of
+// that key under Config.OwnerKey, so that no address is stored with a job.
+func (s *Server) owner(c *gin.Context) string {
+	caller := c.GetString(callerKey)
+	if !strings.HasPrefix(caller, anonymousPrefix) {
+		return caller
+	}
+	m := hmac.New(sha256.New, s.ownerKey)
+	m.Write([]byte(caller))
+	return anonymousPrefix + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:16])
+}

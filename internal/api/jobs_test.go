@@ -1,0 +1,46 @@
+package api
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+)
+
+// An anonymous caller owns its jobs under an HMAC of its key, never its
+// address; a signed-in caller under its principal key.
+func TestJobOwner(t *testing.T) {
+	s := New(Config{OwnerKey: []byte("0123456789abcdef0123456789abcdef")})
+	owner := func(caller string) string {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Set(callerKey, caller)
+		return s.owner(c)
+	}
+	tests := []struct {
+		name, caller string
+		same         bool
+	}{
+		{name: "signed in", caller: "user:1", same: true},
+		{name: "anonymous IPv4", caller: "anonymous:192.0.2.7"},
+		{name: "anonymous IPv6", caller: "anonymous:2001:db8::1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := owner(tt.caller)
+			if tt.same {
+				if got != tt.caller {
+					t.Errorf("owner %q, want %q", got, tt.caller)
+				}
+				return
+			}
+			addr := strings.TrimPrefix(tt.caller, anonymousPrefix)
+			if !strings.HasPrefix(got, anonymousPrefix) || strings.Contains(got, addr) || got != owner(tt.caller) {
+				t.Errorf("owner %q of %q", got, tt.caller)
+			}
+		})
+	}
+	if owner("anonymous:192.0.2.7") == owner("anonymous:192.0.2.8") {
+		t.Error("two addresses share an owner")
+	}
+}

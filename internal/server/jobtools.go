@@ -1,0 +1,256 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"toolhost/internal/catalog"
+	"toolhost/internal/executor"
+	"toolhost/internal/jobs"
+	"toolhost/internal/jobs/sniff"
+	"toolhost/internal/registry"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// jobTools runs the jobs of the job tools (ADR-027): a job of type T whose
+// input names operation O under "tool" runs the tool whose run.job is
+// {T, O}, through the executor like any item. The tool still speaks in
+// parameters and results: each declared file input is read from the job's
+// input files and passed base64-encoded under its name, and every string
+// of the result that the output schema marks contentEncoding base64 is
+// written out as an output file and replaced by the file's name.
+type jobTools struct {
+	executor *executor.Executor
+	snapshot func() *registry.Snapshot
+	limits   wire.Limits
+}
+
+// handler returns the jobs.Handler of one job type. Runs are not
+// Retryable: a tool run is not known to be safe to repeat after a crash.
+func (jt *jobTools) handler() jobs.Handler {
+	return jobs.Handler{Run: jt.run}
+}
+
+func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (json.RawMessage, error) {
+	doc, err := wire.Decode(run.Input, jt.limits)
+	input, ok := doc.(map[string]any)
+	if err != nil || !ok {
+		return nil, toolerr.New(toolerr.InvalidParameters)
+	}
+	op, _ := input["tool"].(string)
+	svc, ok := catalog.JobTool(jt.snapshot(), run.Type, op)
+	if !ok {
+		return nil, toolerr.New(toolerr.UnknownTool)
+	}
+	d := svc.Definition
+	params := make(map[string]any, len(input)+1)
+	for k, v := range input {
+		if k != "tool" {
+			params[k] = v
+		}
+	}
+	params["operation"] = op
+	for _, in := range d.Platform.Files {
+		i := indexFile(run.Files, in.Name)
+		if i < 0 {
+			continue // the tool's input schema says whether it is required
+		}
+		b, err := os.ReadFile(run.Files[i].Path)
+		if err != nil {
+			return nil, fmt.Errorf("reading input %s: %w", in.Name, err)
+		}
+		params[in.Name] = base64.StdEncoding.EncodeToString(b)
+	}
+	encoded, err := wire.Encode(params, jt.limits)
+	if err != nil {
+		return nil, toolerr.New(toolerr.InvalidParameters)
+	}
+	run.Progress(jobs.Progress{Done: 0, Total: 1})
+	item := executor.Item{CorrelationID: "job", ToolCode: d.ToolCode, ContractVersion: d.ContractVersion,
+		ImplementationVersion: d.ImplementationVersion, SchemaFingerprint: d.Fingerprint, Parameters: encoded}
+	items := []executor.Item{item}
+	ictx, cancel := context.WithTimeout(ctx, jt.executor.BatchRequestTimeout(items))
+	defer cancel()
+	res, err := jt.executor.Compute(ictx, executor.Batch{RequestID: "job:" + run.JobID,
+		Principal: "job:" + run.JobID, Items: items, Start: time.Now()})
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, ctx.Err() // cancelled: the subsystem decides what that means
+	default:
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			return nil, te
+		}
+		return nil, toolerr.New(toolerr.ServiceUnavailable)
+	}
+	r := res.Results[0]
+	if r.Status != executor.StatusSuccess {
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		return nil, toolerr.New(toolerr.ExecutionFailed)
+	}
+	dec := json.NewDecoder(bytes.NewReader(r.Result))
+	dec.UseNumber()
+	var result any
+	if err := dec.Decode(&result); err != nil {
+		return nil, fmt.Errorf("decoding the result: %w", err)
+	}
+	w := fileWriter{dir: run.OutDir, defs: defsOf(d.OutputSchema)}
+	if result, err = w.walk(d.OutputSchema, result, nil); err != nil {
+		return nil, err
+	}
+	out, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	run.Progress(jobs.Progress{Done: 1, Total: 1})
+	return out, nil
+}
+
+func indexFile(files []jobs.InputFile, name string) int {
+	for i, f := range files {
+		if f.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// defsOf returns the $defs of a schema, for its local $refs.
+func defsOf(schema any) map[string]any {
+	m, _ := schema.(map[string]any)
+	defs, _ := m["$defs"].(map[string]any)
+	return defs
+}
+
+// fileWriter turns the base64 strings of a result into output files.
+type fileWriter struct {
+	dir  string
+	defs map[string]any
+	// depth bounds $ref chains.
+	depth int
+}
+
+// walk returns v with each string that schema marks contentEncoding
+// base64 written to a file and replaced by the file's name. path is v's
+// location in the result, which names the file.
+func (w *fileWriter) walk(schema, v any, path []string) (any, error) {
+	s, ok := schema.(map[string]any)
+	if !ok || v == nil {
+		return v, nil
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok && w.depth < 32 {
+			w.depth++
+			defer func() { w.depth-- }()
+			return w.walk(w.defs[name], v, path)
+		}
+		return v, nil
+	}
+	for _, key := range []string{"oneOf", "anyOf", "allOf"} {
+		alts, _ := s[key].([]any)
+		for _, alt := range alts {
+			var err error
+			if v, err = w.walk(alt, v, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch x := v.(type) {
+	case string:
+		if s["contentEncoding"] != "base64" {
+			return v, nil
+		}
+		return w.write(x, path)
+	case map[string]any:
+		props, _ := s["properties"].(map[string]any)
+		for k, pv := range x {
+			ps, ok := props[k]
+			if !ok {
+				continue
+			}
+			nv, err := w.walk(ps, pv, append(path, k))
+			if err != nil {
+				return nil, err
+			}
+			x[k] = nv
+		}
+	case []any:
+		for i, iv := range x {
+			nv, err := w.walk(s["items"], iv, append(path, strconv.Itoa(i)))
+			if err != nil {
+				return nil, err
+			}
+			x[i] = nv
+		}
+	}
+	return v, nil
+}
+
+// write decodes one base64 value into an output file named from its path
+// and its sniffed type, and returns the name.
+func (w *fileWriter) write(value string, path []string) (any, error) {
+	b, err := base64.StdEncoding.DecodeString(value)
+	if err != nil {
+		// Not base64 after all (a tool bug): the result keeps it.
+		return value, nil
+	}
+	name := strings.Join(path, "-")
+	if name == "" {
+		name = "result"
+	}
+	name += extension(sniff.Detect(head(b)))
+	f, err := os.OpenFile(filepath.Join(w.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating output %s: %w", name, err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing output %s: %w", name, err)
+	}
+	return name, nil
+}
+
+func head(b []byte) []byte {
+	if len(b) > sniff.HeadBytes {
+		return b[:sniff.HeadBytes]
+	}
+	return b
+}
+
+// extension returns the file name extension of a sniffed media type.
+func extension(mediaType string) string {
+	mt, _, _ := strings.Cut(mediaType, ";")
+	switch strings.TrimSpace(mt) {
+	case "application/pdf":
+		return ".pdf"
+	case "image/png":
+		return ".png"
+	case "image/jpeg":
+		return ".jpg"
+	case "image/gif":
+		return ".gif"
+	case "image/webp":
+		return ".webp"
+	case "application/zip":
+		return ".zip"
+	case "text/plain":
+		return ".txt"
+	}
+	return ".bin"
+}
