@@ -27,6 +27,7 @@ import (
 	"toolhost/internal/auth"
 	"toolhost/internal/catalog"
 	"toolhost/internal/engine"
+	"toolhost/internal/engines/pages"
 	"toolhost/internal/executor"
 	"toolhost/internal/jobs"
 	"toolhost/internal/native"
@@ -133,7 +134,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	memoryMode := engine.MemoryUnavailable
-	var builtins []registry.Builtin
+	// The page-only tools are listed, never run (ADR-027).
+	builtins := []registry.Builtin{{Name: pages.Name, Declaration: pages.Declaration(), Runner: pages.Runner{}}}
 	if len(cfg.Natives) > 0 {
 		sc := cfg.Supervisor
 		sc.Logger = cfg.Logger

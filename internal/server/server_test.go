@@ -340,7 +340,8 @@ func TestCatalog(t *testing.T) {
 	if want := []string{"base64", "case", "hash", "slug", "url"}; !slices.Equal(codes, want) {
 		t.Errorf("codes %v, want %v", codes, want)
 	}
-	if len(c.Unavailable) != 0 {
+	// The page-only tool is known, and listed as such: no API computes it.
+	if len(c.Unavailable) != 1 || string(c.Unavailable[0]) != `{"tool_code":"yt","reason":"page_only"}` {
 		t.Errorf("unavailable %s", c.Unavailable)
 	}
 }
@@ -856,10 +857,16 @@ func TestToolsPlatformRoutes(t *testing.T) {
 		t.Errorf("run answer %s", body)
 	}
 
+	// The page-only tool is listed, and its run is refused.
+	if !slices.ContainsFunc(typed.Tools, func(t contracts.Tool) bool { return t.ID == "yt" && !t.API && t.Run == nil }) {
+		t.Error("the page-only yt is not listed with api false and run null")
+	}
+
 	refusals := []struct {
 		name, path, token, body string
 		code                    string
 	}{
+		{"page-only tool", "/api/v1/tools/yt/run", "", `{"input":{}}`, contracts.ProblemToolNotRunnable},
 		{"unknown tool", "/api/v1/tools/nope/run", "", `{"input":{}}`, contracts.ProblemToolNotFound},
 		{"bad JSON", "/api/v1/tools/hash/run", "", `{"input":`, contracts.ProblemInvalidRequest},
 		{"not a run request", "/api/v1/tools/hash/run", "", `{"parameters":{}}`, contracts.ProblemInvalidRequest},
