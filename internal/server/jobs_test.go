@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"image/png"
 	"log/slog"
 	"mime/multipart"
 	"net"
@@ -331,10 +332,11 @@ func TestJobTools(t *testing.T) {
 	}
 
 	// A reference from the first job's output to a new job's input: the
-	// file reaches the tool without a download. pdf_to_image cannot open
-	// an encrypted PDF, so the job fails with the tool's own error — which
-	// is the proof that the referenced bytes were the ones it got.
-	status, h, body = r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"pdf","input":{"tool":"render"},"references":[{"name":"file","job":"`+job.ID+`","file":"file.pdf"}]}`))
+	// file reaches the tool without a download. pdf_to_image opens the
+	// encrypted PDF with the user password the job passes and renders its
+	// pages — which is the proof that the referenced bytes were the ones it
+	// got.
+	status, h, body = r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"pdf","input":{"tool":"render","dpi":36,"password":"open sesame"},"references":[{"name":"file","job":"`+job.ID+`","file":"file.pdf"}]}`))
 	if status != http.StatusAccepted || h.Get("Location") == "" {
 		t.Fatalf("referencing job: %d %s", status, body)
 	}
@@ -342,12 +344,31 @@ func TestJobTools(t *testing.T) {
 	var ref jobDoc
 	_ = json.Unmarshal(body, &ref)
 	ref = r.final(ref.ID)
-	if ref.State != "failed" || ref.Error == nil || ref.Error.Code != "invalid_parameters" || ref.Tool != "pdf_to_image" ||
+	if ref.State != "succeeded" || ref.Error != nil || ref.Tool != "pdf_to_image" || len(ref.Files) != 3 ||
 		len(ref.References) != 1 || ref.References[0]["job"] != job.ID {
-		t.Errorf("referencing job %+v", ref)
+		t.Fatalf("referencing job %+v", ref)
 	}
-	// Retry runs it again (and it fails again); retrying a succeeded job
-	// or cancelling it is refused.
+	for _, f := range ref.Files {
+		status, _, b := r.do("GET", "/api/v1/jobs/"+ref.ID+"/files/"+f.Name, r.token, nil)
+		if status != http.StatusOK || f.Type != "image/png" {
+			t.Errorf("page file %s (%s): %d", f.Name, f.Type, status)
+			continue
+		}
+		if cfg, err := png.DecodeConfig(bytes.NewReader(b)); err != nil || cfg.Width != 306 || cfg.Height != 396 {
+			t.Errorf("page file %s: %d×%d PNG, %v; want 306×396", f.Name, cfg.Width, cfg.Height, err)
+		}
+	}
+	// Without the password the same reference fails with the tool's own
+	// error. Retry runs it again (and it fails again); retrying a succeeded
+	// job or cancelling it is refused.
+	status, _, body = r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"pdf","input":{"tool":"render"},"references":[{"name":"file","job":"`+job.ID+`","file":"file.pdf"}]}`))
+	if status != http.StatusAccepted {
+		t.Fatalf("referencing job without the password: %d %s", status, body)
+	}
+	_ = json.Unmarshal(body, &ref)
+	if ref = r.final(ref.ID); ref.State != "failed" || ref.Error == nil || ref.Error.Code != "invalid_parameters" {
+		t.Errorf("referencing job without the password %+v", ref)
+	}
 	status, _, body = r.do("POST", "/api/v1/jobs/"+ref.ID+"/retry", r.token, nil)
 	if status != http.StatusOK {
 		t.Fatalf("retry: %d %s", status, body)

@@ -2,6 +2,7 @@ package pdf
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,8 @@ const (
 	waitDelay = time.Second
 	// inputName is the input file in the job directory.
 	inputName = "in.pdf"
+	// jobJSONName is the job file that carries qpdf's job JSON.
+	jobJSONName = "job.json"
 )
 
 // job is one item's engine work: its claimed engine window and its private
@@ -88,6 +91,14 @@ func (j *job) write(name string, data []byte) error {
 
 // remove removes a file of the job now rather than at close.
 func (j *job) remove(name string) { _ = os.Remove(j.path(name)) }
+
+// rename renames a file of the job, replacing any file named to.
+func (j *job) rename(from, to string) error {
+	if err := os.Rename(j.path(from), j.path(to)); err != nil {
+		return fmt.Errorf("renaming %s: %w", from, err)
+	}
+	return nil
+}
 
 // read reads a file the engine wrote, refusing one larger than maxBytes
 // before reading it; refusal makes the error from the size.
@@ -160,6 +171,22 @@ func (j *job) run(engine string, args ...string) (exit, error) {
 		return exit{}, refuse(toolerr.ExecutionFailed, "%s ended with signal %s", engine, ws.Signal())
 	}
 	return exit{code: ee.ExitCode(), stdout: stdout.buf}, nil
+}
+
+// runQPDF runs qpdf on the job JSON spec (qpdf --job-json-help), which it
+// reads from a job file readable by the worker's user alone and removed
+// as soon as qpdf exits. Passwords travel in spec, never on a command
+// line: other users can read a process's arguments in /proc.
+func (j *job) runQPDF(spec any) (exit, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return exit{}, fmt.Errorf("encoding the qpdf job: %w", err)
+	}
+	if err := j.write(jobJSONName, b); err != nil {
+		return exit{}, err
+	}
+	defer j.remove(jobJSONName)
+	return j.run(QPDF, "--job-json-file="+jobJSONName)
 }
 
 // unexpected is the execution_failed error of an engine exit status the

@@ -13,11 +13,14 @@
 // (native.Context.ClaimEngineWindow), in a private temporary directory that
 // is removed before Compute returns, with a minimal environment and bounded
 // captured output. Passwords reach qpdf through a job file readable by the
-// worker's user alone, never on a command line. Nothing here logs.
+// worker's user alone, never on a command line; pdf_to_image renders an
+// encrypted file from a copy qpdf decrypted in the private directory, so
+// pdftoppm never sees a password. Nothing here logs.
 //
 // An input the engines cannot use (not a PDF, damaged beyond repair,
-// password-protected, a range past its pages) is the caller's: a tool error
-// invalid_parameters with a short message. An engine that crashes or exits
+// password-protected and given no password or a wrong one, a range past
+// its pages) is the caller's: a tool error invalid_parameters with a short
+// message. An engine that crashes or exits
 // unexpectedly is execution_failed; one that outlives its engine window is
 // execution_limit (retryable).
 package pdf
@@ -110,8 +113,9 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 	}.Declaration()
 })
 
-// The engine budgets: protect runs three short qpdf commands, render a
-// qpdf command and one pdftoppm command per page.
+// The engine budgets: protect runs three short qpdf commands, render one
+// to three qpdf commands (two more to decrypt a file with its password) and
+// one pdftoppm command per page.
 const (
 	protectEngineTimeout = 5 * time.Second
 	renderEngineTimeout  = 15 * time.Second

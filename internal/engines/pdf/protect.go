@@ -2,8 +2,6 @@ package pdf
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"toolhost/internal/native"
@@ -104,15 +102,7 @@ func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
 	spec.Encrypt.AES256.Print = choose(in.AllowPrint, "full", "none")
 	spec.Encrypt.AES256.Modify = choose(in.AllowModify, "all", "none")
 	spec.Encrypt.AES256.Extract = choose(in.AllowExtract, "y", "n")
-	jobJSON, err := json.Marshal(spec)
-	if err != nil {
-		return protectOutput{}, fmt.Errorf("encoding the qpdf job: %w", err)
-	}
-	if err := j.write("job.json", jobJSON); err != nil {
-		return protectOutput{}, err
-	}
-	x, err = j.run(QPDF, "--job-json-file=job.json")
-	j.remove("job.json")
+	x, err = j.runQPDF(spec)
 	if err != nil {
 		return protectOutput{}, err
 	}

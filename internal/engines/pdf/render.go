@@ -37,7 +37,8 @@ const (
 // renderInput is the parameters of pdf_to_image.
 type renderInput struct {
 	Operation string `json:"operation" doc:"render: render pages of the PDF as PNG images."`
-	File      []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded): the parameters document is at most 128 KiB, so the PDF at most about 96 KiB. A file that needs a password to open is refused."`
+	File      []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded): the parameters document is at most 128 KiB, so the PDF at most about 96 KiB. A file that needs a password to open is refused unless password opens it."`
+	Password  string `json:"password,omitempty" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password of an encrypted file, its user or its owner password: 1 to 127 printable ASCII characters (space to ~). The file is decrypted into the item's private directory before it is rendered; a password that does not open it is refused. Ignored when the file is not encrypted."`
 	DPI       *int   `json:"dpi,omitempty" minimum:"36" maximum:"300" default:"96" doc:"The resolution in dots per inch: a US Letter page (612×792 points) is 816×1056 pixels at 96 dpi. A page is at most 4096 pixels on a side."`
 	FirstPage *int   `json:"first_page,omitempty" minimum:"1" maximum:"1000000" default:"1" doc:"The first page to render, counted from 1."`
 	LastPage  *int   `json:"last_page,omitempty" minimum:"1" maximum:"1000000" doc:"The last page to render: at most 7 after first_page, and not past the document's last page. Default: the document's last page or first_page + 7, whichever comes first."`
@@ -86,6 +87,11 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 			return renderOutput{}, refuse(toolerr.InvalidParameters, "pages %d to %d are %d pages; an item renders at most %d", first, last, n, MaxPages)
 		}
 	}
+	if in.Password != "" {
+		if err := checkPassword("password", in.Password); err != nil {
+			return renderOutput{}, err
+		}
+	}
 	if err := checkHeader(in.File); err != nil {
 		return renderOutput{}, err
 	}
@@ -95,6 +101,14 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 	}
 	defer j.close()
 
+	if in.Password != "" {
+		if err := decrypt(ctx, j, in.Password); err != nil {
+			return renderOutput{}, err
+		}
+		if err := ctx.Checkpoint(); err != nil {
+			return renderOutput{}, err
+		}
+	}
 	count, _, err := countPages(j)
 	if err != nil {
 		var te *toolerr.Error
@@ -102,7 +116,7 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 			// qpdf opens a file encrypted with an owner password alone;
 			// one it cannot open may need a user password.
 			if x, xerr := j.run(QPDF, "--is-encrypted", inputName); xerr == nil && x.code == 0 {
-				return renderOutput{}, refuse(toolerr.InvalidParameters, "file is password-protected: it cannot be rendered without its password")
+				return renderOutput{}, refuse(toolerr.InvalidParameters, "file is password-protected: pass its password (parameter password) to render it")
 			}
 		}
 		return renderOutput{}, err
@@ -135,6 +149,59 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 		used += base64Len(int64(len(page.PNG))) + pageOverheadBytes
 	}
 	return out, ctx.Checkpoint()
+}
+
+// qpdfOpen is the part of qpdf's job JSON (qpdf --job-json-help) that opens
+// an encrypted file with a password: either asking whether the password
+// opens it (requiresPassword) or writing it decrypted (decrypt). The
+// password travels in it, never on a command line.
+type qpdfOpen struct {
+	InputFile        string  `json:"inputFile"`
+	Password         string  `json:"password"`
+	RequiresPassword *string `json:"requiresPassword,omitempty"`
+	Decrypt          *string `json:"decrypt,omitempty"`
+	OutputFile       string  `json:"outputFile,omitempty"`
+}
+
+// decryptedName is the decrypted copy of the job's input.
+const decryptedName = "decrypted.pdf"
+
+// decrypt replaces the job's input, when it is encrypted, by a copy
+// decrypted with password, so that pdftoppm never needs the password (its
+// -upw would put it on a command line). An input that is not encrypted, or
+// that qpdf cannot read, is left as it is: countPages tells which. A
+// password that opens the input neither as its user nor as its owner
+// password is refused; the message does not quote it.
+func decrypt(ctx *native.Context, j *job, password string) error {
+	flag := ""
+	x, err := j.runQPDF(qpdfOpen{InputFile: inputName, Password: password, RequiresPassword: &flag})
+	if err != nil {
+		return err
+	}
+	switch x.code {
+	case 0: // a password is required, and this one is not it
+		return refuse(toolerr.InvalidParameters, "password does not open the file: it is neither its user password nor its owner password")
+	case 2: // not encrypted, or not readable
+		return nil
+	case 3: // encrypted, and the password opens it
+	default:
+		return unexpected(QPDF, x.code)
+	}
+	if err := ctx.Checkpoint(); err != nil {
+		return err
+	}
+	x, err = j.runQPDF(qpdfOpen{InputFile: inputName, Password: password, Decrypt: &flag, OutputFile: decryptedName})
+	if err != nil {
+		return err
+	}
+	switch x.code {
+	case 0, 3: // 3: written with warnings (damage qpdf repaired)
+	case 2:
+		return unreadable()
+	default:
+		return unexpected(QPDF, x.code)
+	}
+	return j.rename(decryptedName, inputName)
 }
 
 // renderPage renders page p at dpi and checks that pdftoppm wrote a PNG of

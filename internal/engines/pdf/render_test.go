@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ type size struct{ page, w, h int }
 func TestRender(t *testing.T) {
 	requireEngines(t)
 	ownerOnly := ownerOnlyEncrypted(t)
+	protected := protectedLetter(t)
 	tests := []struct {
 		name      string
 		file      []byte
@@ -62,6 +64,14 @@ func TestRender(t *testing.T) {
 		{name: "repaired damage", file: fixtureBytes(t, "bad_xref.pdf"), p: params{"dpi": 36, "last_page": 1}, dpi: 36, pageCount: 3,
 			want: []size{{1, 306, 396}}},
 		{name: "owner password only", file: ownerOnly, p: params{"dpi": 36, "last_page": 1}, dpi: 36, pageCount: 3,
+			want: []size{{1, 306, 396}}},
+		{name: "user password", file: protected, p: params{"dpi": 36, "password": "open sesame"}, dpi: 36, pageCount: 3,
+			want: []size{{1, 306, 396}, {2, 306, 396}, {3, 306, 396}}},
+		{name: "owner password", file: protected, p: params{"dpi": 72, "first_page": 2, "last_page": 2, "password": "owner secret"}, dpi: 72, pageCount: 3,
+			want: []size{{2, 612, 792}}},
+		{name: "owner password of a file that opens without one", file: ownerOnly, p: params{"dpi": 36, "last_page": 1, "password": "owner"}, dpi: 36, pageCount: 3,
+			want: []size{{1, 306, 396}}},
+		{name: "password of a file that is not encrypted", file: fixtureBytes(t, "letter_3pages.pdf"), p: params{"dpi": 36, "last_page": 1, "password": "unused"}, dpi: 36, pageCount: 3,
 			want: []size{{1, 306, 396}}},
 		{name: "noise that fits", file: fixtureBytes(t, "noise_8pages.pdf"), p: params{"dpi": 36, "last_page": 1}, dpi: 36, pageCount: 8,
 			want: []size{{1, 306, 396}}},
@@ -142,6 +152,9 @@ func TestRenderRefusals(t *testing.T) {
 		{name: "not a PDF", file: []byte("GIF89a, or anything else"), code: toolerr.InvalidParameters, message: "not a PDF"},
 		{name: "damaged", file: fixtureBytes(t, "damaged.pdf"), code: toolerr.InvalidParameters, message: "not a readable PDF"},
 		{name: "password-protected", file: protected.File, code: toolerr.InvalidParameters, message: "password-protected"},
+		{name: "wrong password", file: protected.File, p: params{"password": "Wr0ng passw0rd"}, code: toolerr.InvalidParameters, message: "password does not open the file"},
+		{name: "wrong password of a file that opens without one", file: ownerOnlyEncrypted(t), p: params{"password": "Wr0ng passw0rd"}, code: toolerr.InvalidParameters, message: "password does not open the file"},
+		{name: "password of a damaged file", file: fixtureBytes(t, "damaged.pdf"), p: params{"password": "Wr0ng passw0rd"}, code: toolerr.InvalidParameters, message: "not a readable PDF"},
 		{name: "no pages", file: fixtureBytes(t, "no_pages.pdf"), code: toolerr.InvalidParameters, message: "no pages"},
 		{name: "9 pages", file: fixtureBytes(t, "small_10pages.pdf"), p: params{"first_page": 1, "last_page": 9}, code: toolerr.InvalidParameters, message: "at most 8"},
 		{name: "range backwards", file: fixtureBytes(t, "small_10pages.pdf"), p: params{"first_page": 3, "last_page": 2}, code: toolerr.InvalidParameters, message: "before first_page"},
@@ -153,6 +166,9 @@ func TestRenderRefusals(t *testing.T) {
 		{name: "dpi too high", file: fixtureBytes(t, "letter_3pages.pdf"), p: params{"dpi": 301}, code: toolerr.InvalidParameters},
 		{name: "dpi too low", file: fixtureBytes(t, "letter_3pages.pdf"), p: params{"dpi": 35}, code: toolerr.InvalidParameters},
 		{name: "page 0", file: fixtureBytes(t, "letter_3pages.pdf"), p: params{"first_page": 0}, code: toolerr.InvalidParameters},
+		{name: "empty password", file: protected.File, p: params{"password": ""}, code: toolerr.InvalidParameters},
+		{name: "non-ASCII password", file: protected.File, p: params{"password": "pässword"}, code: toolerr.InvalidParameters},
+		{name: "password too long", file: protected.File, p: params{"password": strings.Repeat("x", 128)}, code: toolerr.InvalidParameters},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +181,9 @@ func TestRenderRefusals(t *testing.T) {
 			if te.Retryable {
 				t.Error("retryable")
 			}
+			if pw, _ := tt.p["password"].(string); pw != "" && strings.Contains(te.Message, pw) {
+				t.Errorf("message %q quotes the password", te.Message)
+			}
 		})
 	}
 }
@@ -176,6 +195,101 @@ func TestRenderDPIGuard(t *testing.T) {
 	ctx := native.NewContext(context.Background(), "test", time.Now().Add(time.Minute), time.Second)
 	_, err := computeWith(t, ctx, "pdf_to_image", "render", body)
 	wantToolError(t, err, toolerr.InvalidParameters, "dpi must be 36 to 300")
+}
+
+// TestRenderPasswordGuard: a password that skips the input schema still
+// meets the tool's own check.
+func TestRenderPasswordGuard(t *testing.T) {
+	body, _ := json.Marshal(params{"operation": "render", "file": []byte("%PDF-1.4"), "password": "ü"})
+	ctx := native.NewContext(context.Background(), "test", time.Now().Add(time.Minute), time.Second)
+	_, err := computeWith(t, ctx, "pdf_to_image", "render", body)
+	wantToolError(t, err, toolerr.InvalidParameters, "printable ASCII")
+}
+
+// TestRenderDecrypted: a file rendered with its password gives the same
+// images as the file before it was protected.
+func TestRenderDecrypted(t *testing.T) {
+	requireEngines(t)
+	var plain, decrypted renderResult
+	p := params{"operation": "render", "file": fixtureBytes(t, "letter_3pages.pdf"), "dpi": 36}
+	if err := compute(t, "pdf_to_image", p, &plain); err != nil {
+		t.Fatal(err)
+	}
+	p["file"], p["password"] = protectedLetter(t), "open sesame"
+	if err := compute(t, "pdf_to_image", p, &decrypted); err != nil {
+		t.Fatal(err)
+	}
+	if len(decrypted.Pages) != 3 || len(plain.Pages) != 3 {
+		t.Fatalf("%d and %d pages, want 3", len(plain.Pages), len(decrypted.Pages))
+	}
+	for i := range plain.Pages {
+		if !bytes.Equal(plain.Pages[i].PNG, decrypted.Pages[i].PNG) {
+			t.Errorf("page %d differs from the unprotected file's", plain.Pages[i].Page)
+		}
+	}
+}
+
+// TestRenderArguments: the password never reaches an engine's argument
+// list, which other users can read in /proc. A qpdf and a pdftoppm on
+// PATH record their arguments and run the real ones.
+func TestRenderArguments(t *testing.T) {
+	requireEngines(t)
+	const user, owner = "UserPassw0rd", "OwnerPassw0rd"
+	var protected protectResult
+	if err := compute(t, "pdf_protect", params{"operation": "protect", "file": fixtureBytes(t, "letter_3pages.pdf"),
+		"user_password": user, "owner_password": owner}, &protected); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	argv := filepath.Join(dir, "argv")
+	for _, engine := range []string{"qpdf", "pdftoppm"} {
+		real, err := exec.LookPath(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := "#!/bin/sh\nprintf '" + engine + " %s\\n' \"$@\" >> '" + argv + "'\nexec '" + real + "' \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, engine), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	for _, pw := range []string{user, owner} {
+		var res renderResult
+		p := params{"operation": "render", "file": protected.File, "dpi": 36, "last_page": 1, "password": pw}
+		if err := compute(t, "pdf_to_image", p, &res); err != nil {
+			t.Fatalf("password %s: %v", pw, err)
+		}
+	}
+	var res renderResult
+	p := params{"operation": "render", "file": protected.File, "password": "WrongPassw0rd"}
+	te := wantToolError(t, compute(t, "pdf_to_image", p, &res), toolerr.InvalidParameters, "password does not open the file")
+	if strings.Contains(te.Message, "Passw0rd") {
+		t.Errorf("message %q quotes the password", te.Message)
+	}
+
+	got, err := os.ReadFile(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(got, []byte("qpdf --job-json-file=job.json")) || !bytes.Contains(got, []byte("pdftoppm -png")) {
+		t.Fatalf("the recording engines did not run the decryption and the rendering:\n%s", got)
+	}
+	if bytes.Contains(got, []byte("Passw0rd")) || bytes.Contains(got, []byte("-upw")) || bytes.Contains(got, []byte("-opw")) {
+		t.Fatalf("a password is on an engine's command line:\n%s", got)
+	}
+}
+
+// protectedLetter returns letter_3pages protected by pdf_protect with the
+// user password "open sesame" and the owner password "owner secret".
+func protectedLetter(t *testing.T) []byte {
+	t.Helper()
+	var res protectResult
+	if err := compute(t, "pdf_protect", params{"operation": "protect", "file": fixtureBytes(t, "letter_3pages.pdf"),
+		"user_password": "open sesame", "owner_password": "owner secret"}, &res); err != nil {
+		t.Fatalf("protecting letter_3pages.pdf: %v", err)
+	}
+	return res.File
 }
 
 // ownerOnlyEncrypted returns letter_3pages encrypted by qpdf with an owner
