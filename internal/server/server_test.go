@@ -34,7 +34,7 @@ const workerEnv = "TOOLHOST_SERVER_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
-		os.Exit(supervisor.WorkerMain(engines.Packages()))
+		os.Exit(supervisor.WorkerMain(testNatives()))
 	}
 	goleak.VerifyTestMain(m,
 		// The HTTP client's idle connections are closed per test; its
