@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"toolhost/internal/auth"
 	"toolhost/internal/server"
@@ -56,9 +57,21 @@ func (f *dataFlags) accounts(ctx context.Context, create bool) (*store.Store, *a
 	return s, auth.New(s), nil
 }
 
-// runToken is `token create --user NAME`: it makes a token, and the account
-// when there is none, and prints the token alone on one line. The token is
-// shown this once; the database keeps only its hash.
+// capabilityFlags collects the repeated --capability flag.
+type capabilityFlags []string
+
+func (c *capabilityFlags) String() string { return strings.Join(*c, ",") }
+
+func (c *capabilityFlags) Set(v string) error {
+	*c = append(*c, v)
+	return nil
+}
+
+// runToken is `token create --user NAME | --app NAME [--capability CAP]...
+// [--sandbox]`: it makes a token, and the account or app when there is none,
+// and prints the token alone on one line. The token is shown this once; the
+// database keeps only its hash. Capabilities are granted to this token
+// alone, and only as named: none by default, none to a sandbox token.
 func runToken(args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "create" {
 		return fmt.Errorf("%w: token takes the subcommand create", errUsage)
@@ -68,8 +81,25 @@ func runToken(args []string, stdout io.Writer) error {
 	var df dataFlags
 	df.register(fs)
 	user := fs.String("user", "", "the account the token is for; it is created when missing")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *user == "" {
-		return fmt.Errorf("%w: token create takes --user NAME", errUsage)
+	app := fs.String("app", "", "the app the token is for (tier app); it is created when missing")
+	sandbox := fs.Bool("sandbox", false, "make an app's sandbox token (small allowances)")
+	var caps capabilityFlags
+	fs.Var(&caps, "capability", "grant a capability to this token (repeatable): "+strings.Join(auth.Capabilities(), ", "))
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || (*user == "") == (*app == "") {
+		return fmt.Errorf("%w: token create takes --user NAME or --app NAME", errUsage)
+	}
+	if *sandbox && *app == "" {
+		return fmt.Errorf("%w: --sandbox is for app tokens (--app NAME)", errUsage)
+	}
+	if *sandbox && len(caps) > 0 {
+		return fmt.Errorf("%w: a sandbox token holds no capability; drop --sandbox or --capability", errUsage)
+	}
+	// Checked before the database is opened, so that a mistyped capability
+	// leaves nothing behind.
+	for _, c := range caps {
+		if err := auth.CheckCapability(c); err != nil {
+			return fmt.Errorf("cannot grant capability %q: it is not one Toolhost knows (known: %s)", c, strings.Join(auth.Capabilities(), ", "))
+		}
 	}
 	ctx := context.Background()
 	s, a, err := df.accounts(ctx, true)
@@ -77,14 +107,21 @@ func runToken(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer s.Close()
-	token, err := a.CreateToken(ctx, *user)
+	kind, name := "user", *user
+	var token string
+	if *app != "" {
+		kind, name = "app", *app
+		token, err = a.CreateAppToken(ctx, name, caps, *sandbox)
+	} else {
+		token, err = a.CreateUserToken(ctx, name, caps)
+	}
 	switch {
 	case errors.Is(err, auth.ErrDisabled):
-		return fmt.Errorf("user %q is disabled; enable it with `toolhost user enable %s` first", *user, *user)
+		return fmt.Errorf("%s %q is disabled; enable it with `toolhost %s enable %s` first", kind, name, kind, name)
 	case errors.Is(err, auth.ErrInvalidName):
-		return fmt.Errorf("%q is not a valid user name: 1 to 64 letters, digits and . _ @ + -, starting with a letter or a digit", *user)
+		return fmt.Errorf("%q is not a valid %s name: 1 to 64 letters, digits and . _ @ + -, starting with a letter or a digit", name, kind)
 	case err != nil:
-		return fmt.Errorf("creating a token for %q: %w", *user, err)
+		return fmt.Errorf("creating a token for %s %q: %w", kind, name, err)
 	}
 	_, err = fmt.Fprintln(stdout, token)
 	return err
@@ -93,35 +130,46 @@ func runToken(args []string, stdout io.Writer) error {
 // runUser is `user disable NAME` and `user enable NAME`. Disabling takes
 // effect at once: every token of the account then fails to authenticate.
 func runUser(args []string) error {
+	return runDisable("user", args, (*auth.Accounts).DisableUser, (*auth.Accounts).EnableUser, auth.ErrNoSuchUser)
+}
+
+// runApp is `app disable NAME` and `app enable NAME`, as runUser for apps.
+func runApp(args []string) error {
+	return runDisable("app", args, (*auth.Accounts).DisableApp, (*auth.Accounts).EnableApp, auth.ErrNoSuchApp)
+}
+
+// runDisable is `KIND disable NAME` and `KIND enable NAME`. It never creates
+// a database.
+func runDisable(kind string, args []string, disable, enable func(*auth.Accounts, context.Context, string) error, missing error) error {
 	if len(args) == 0 || (args[0] != "disable" && args[0] != "enable") {
-		return fmt.Errorf("%w: user takes the subcommand disable or enable", errUsage)
+		return fmt.Errorf("%w: %s takes the subcommand disable or enable", errUsage, kind)
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("user "+verb, flag.ContinueOnError)
+	fs := flag.NewFlagSet(kind+" "+verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var df dataFlags
 	df.register(fs)
 	positional, err := parseWithPositional(fs, args[1:])
 	if err != nil || len(positional) != 1 {
-		return fmt.Errorf("%w: user %s takes one NAME", errUsage, verb)
+		return fmt.Errorf("%w: %s %s takes one NAME", errUsage, kind, verb)
 	}
 	name := positional[0]
 	ctx := context.Background()
 	s, a, err := df.accounts(ctx, false)
 	if errors.Is(err, errNoDatabase) {
-		return fmt.Errorf("no such user %q: %w", name, err)
+		return fmt.Errorf("no such %s %q: %w", kind, name, err)
 	}
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	if verb == "disable" {
-		err = a.DisableUser(ctx, name)
+		err = disable(a, ctx, name)
 	} else {
-		err = a.EnableUser(ctx, name)
+		err = enable(a, ctx, name)
 	}
-	if errors.Is(err, auth.ErrNoSuchUser) {
-		return fmt.Errorf("no such user %q", name)
+	if errors.Is(err, missing) {
+		return fmt.Errorf("no such %s %q", kind, name)
 	}
 	return err
 }

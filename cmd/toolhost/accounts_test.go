@@ -133,3 +133,87 @@ func TestDataDirDefault(t *testing.T) {
 		}
 	})
 }
+
+// token create --app and --capability make app tokens and grant
+// capabilities as named, and nothing by default; app disable and enable
+// work as user disable and enable.
+func TestAppTokenCommands(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	t.Setenv(dataDirEnv, "")
+	tests := []struct {
+		name    string
+		args    []string
+		tier    auth.Tier
+		caller  string
+		probe   bool
+		sandbox bool
+	}{
+		{name: "app", args: []string{"--app", "ci"}, tier: auth.TierApp, caller: "ci"},
+		{name: "app with the probe capability", args: []string{"--app", "monitor", "--capability", "tools.net.probe"}, tier: auth.TierApp, caller: "monitor", probe: true},
+		{name: "sandbox app", args: []string{"--sandbox", "--app", "trial"}, tier: auth.TierApp, caller: "trial", sandbox: true},
+		{name: "app with the capability twice", args: []string{"--app", "trial", "--capability", "tools.net.probe", "--capability=tools.net.probe"}, tier: auth.TierApp, caller: "trial", probe: true},
+		{name: "user", args: []string{"--user", "bob"}, tier: auth.TierUser, caller: "bob"},
+		{name: "user with the probe capability", args: []string{"--user", "bob", "--capability", "tools.net.probe"}, tier: auth.TierUser, caller: "bob", probe: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tok := newToken(t, append(tt.args, "--data-dir", dir)...)
+			p, err := authenticate(t, dir, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := p.UserName
+			if tt.tier == auth.TierApp {
+				name = p.AppName
+			}
+			if p.Tier != tt.tier || name != tt.caller || p.Has(auth.CapabilityNetProbe) != tt.probe || p.Sandbox != tt.sandbox || len(p.Capabilities) > 1 {
+				t.Fatalf("principal %+v", p)
+			}
+		})
+	}
+	ci := newToken(t, "--app", "ci", "--data-dir", dir)
+
+	missing := filepath.Join(t.TempDir(), "never")
+	failures := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{name: "unknown capability", args: []string{"token", "create", "--app", "x", "--capability", "tools.net.scan", "--data-dir", missing}, code: 1, stderr: `cannot grant capability "tools.net.scan": it is not one Toolhost knows (known: tools.net.probe)`},
+		{name: "malformed capability", args: []string{"token", "create", "--user", "x", "--capability", "Tools.Net", "--data-dir", missing}, code: 1, stderr: `cannot grant capability "Tools.Net"`},
+		{name: "empty capability", args: []string{"token", "create", "--user", "x", "--capability", "", "--data-dir", missing}, code: 1, stderr: `cannot grant capability ""`},
+		{name: "user and app", args: []string{"token", "create", "--user", "x", "--app", "y", "--data-dir", missing}, code: 2, stderr: "usage"},
+		{name: "sandbox with a capability", args: []string{"token", "create", "--app", "x", "--sandbox", "--capability", "tools.net.probe", "--data-dir", missing}, code: 2, stderr: "a sandbox token holds no capability"},
+		{name: "sandbox user", args: []string{"token", "create", "--user", "x", "--sandbox", "--data-dir", missing}, code: 2, stderr: "--sandbox is for app tokens"},
+		{name: "capability without value", args: []string{"token", "create", "--app", "x", "--capability"}, code: 2, stderr: "usage"},
+		{name: "invalid app name", args: []string{"token", "create", "--app", "a b", "--data-dir", dir}, code: 1, stderr: "not a valid app name"},
+		{name: "disable app", args: []string{"app", "disable", "CI", "--data-dir", dir}, code: 0},
+		{name: "no token for a disabled app", args: []string{"token", "create", "--app", "ci", "--data-dir", dir}, code: 1, stderr: "app \"ci\" is disabled; enable it with `toolhost app enable ci` first"},
+		{name: "disable a missing app", args: []string{"app", "disable", "nobody", "--data-dir", dir}, code: 1, stderr: `no such app "nobody"`},
+		{name: "app without subcommand", args: []string{"app"}, code: 2, stderr: "usage"},
+		{name: "disable app in a missing data folder", args: []string{"app", "disable", "ci", "--data-dir", missing}, code: 1, stderr: `no such app "ci": no database`},
+	}
+	for _, tt := range failures {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != tt.code || stdout.Len() != 0 || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Fatalf("run(%q) = %d\nstdout: %q\nstderr: %s", tt.args, code, stdout.String(), stderr.String())
+			}
+		})
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused command made a data folder: %v", err)
+	}
+	if _, err := authenticate(t, dir, ci); !errors.Is(err, auth.ErrDisabled) {
+		t.Fatalf("ci's token after app disable: %v, want ErrDisabled", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"app", "enable", "ci", "--data-dir", dir}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("app enable = %d: %s", code, stderr.String())
+	}
+	if _, err := authenticate(t, dir, ci); err != nil {
+		t.Fatalf("ci's token after app enable: %v", err)
+	}
+}

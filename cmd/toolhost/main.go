@@ -8,13 +8,17 @@
 //	toolhost check INPUT OUTPUT OPERATION…                     profile-check a schema pair, print its fingerprint
 //	toolhost policy [-operation FILE]                          the platform policy, or an operation's effective policy
 //	toolhost token create --user NAME [--data-dir DIR]         a new API token for NAME (the account is made if missing)
+//	toolhost token create --app NAME [--sandbox]               a new app token (tier app; the app is made if missing)
+//	      [--capability CAP]...                                 (either kind) grant CAP, e.g. tools.net.probe, to the token
 //	toolhost user disable|enable NAME [--data-dir DIR]         disable or enable an account and all its tokens
+//	toolhost app disable|enable NAME [--data-dir DIR]          disable or enable an app and all its tokens
+//	toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]  the abuse log, one JSON row a line
 //	toolhost export [--out DIR]                                 the tools manifest and the OpenAPI document, as files
 //	toolhost version                                           the build's version
 //
 // Every command writes canonical JSON to stdout, except serve, which logs to
-// stderr, token create, which prints the bare token (shown once), and user,
-// which prints nothing. Every
+// stderr, token create, which prints the bare token (shown once), and user
+// and app, which print nothing. Every
 // command exits 1 on a refusal or a failed item (the platform error is
 // printed), 2 on a usage error.
 package main
@@ -40,8 +44,10 @@ const usage = `usage:
   toolhost check INPUT_SCHEMA OUTPUT_SCHEMA OPERATION...
   toolhost policy [-operation FILE]
   toolhost export [--out DIR] [--tools-dir DIR]
-  toolhost token create --user NAME [--data-dir DIR]
+  toolhost token create --user NAME | --app NAME [--sandbox] [--capability CAP]... [--data-dir DIR]
   toolhost user disable|enable NAME [--data-dir DIR]
+  toolhost app disable|enable NAME [--data-dir DIR]
+  toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]
   toolhost version
 `
 
@@ -82,6 +88,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runToken(args[1:], stdout)
 	case "user":
 		err = runUser(args[1:])
+	case "app":
+		err = runApp(args[1:])
+	case "abuse":
+		err = runAbuse(args[1:], stdout)
 	case "version":
 		_, err = fmt.Fprintln(stdout, version())
 	case "help", "-h", "--help":

@@ -1,31 +1,41 @@
-// Package auth holds Toolhost's accounts and their API tokens, kept in the
-// embedded database of package store (tables users and tokens, migration
-// 0001_accounts.sql).
+// Package auth holds Toolhost's callers: accounts and apps with their API
+// tokens, the capabilities granted to single tokens, and browser sessions,
+// kept in the embedded database of package store (migrations
+// 0001_accounts.sql and 0004_callers.sql).
+//
+// # Callers and tiers
+//
+// A caller is resolved to a [Principal] of one [Tier], lowest first:
+// anonymous (no credentials; the guard keys it by address), session (a
+// browser session cookie from [Accounts.CreateSession]), user (an account's
+// token) and app (an application's client-credentials token). Its Key names
+// it across the platform: "session:ID", "user:ID" or "app:ID".
 //
 // # Tokens
 //
 // A token is [TokenPrefix] followed by 43 characters of unpadded base64url:
 // 32 bytes from crypto/rand. The prefix lets people and secret scanners
-// recognise a leaked token. [Accounts.CreateToken] returns the plaintext
-// once; the database keeps only its SHA-256 in hex, so neither a copy of the
-// database nor anything read from it gives a working token back. Nothing in
-// this package logs a token or puts one in an error.
+// recognise a leaked token. [Accounts.CreateToken], [Accounts.CreateUserToken]
+// and [Accounts.CreateAppToken] return the plaintext once; the database keeps
+// only its SHA-256 in hex, so neither a copy of the database nor anything
+// read from it gives a working token back. Nothing in this package logs a
+// token or a session value or puts one in an error.
 //
 // [Accounts.Authenticate] hashes what a caller presents and looks the hash
-// up. It answers [ErrInvalidToken] for a malformed or unknown token and
-// [ErrDisabled] when the token's account is disabled: a disabled account
-// keeps its tokens, and every one of them fails until the account is
+// up, with the token's account or app and its capabilities, in one query. It
+// answers [ErrInvalidToken] for a malformed or unknown token and
+// [ErrDisabled] when the token's account or app is disabled: a disabled
+// account or app keeps its tokens, and every one of them fails until it is
 // enabled again. The API answers both with 401.
 //
-// # What comes next
+// # Capabilities
 //
-// App tokens and capabilities extend this package rather than change it: a
-// migration adds the token's kind and app name as columns of tokens and a
-// token_capabilities table keyed by token id; [Principal] gains the fields;
-// Authenticate reads them in its one lookup; CreateToken's callers pass them
-// in an options value. Callers that only need Authenticate (the API's guard)
-// declare a one-method interface where they use it, so that another store can
-// stand behind it.
+// A capability, such as [CapabilityNetProbe], is granted to one token when
+// the token is made, and only then: no token holds one by default, and a
+// sandbox token holds none at all. Names must be known to [CheckCapability].
+//
+// Callers that only need Authenticate (the API's guard) declare a one-method
+// interface where they use it, so that another store can stand behind it.
 package auth
 
 import (
@@ -38,6 +48,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,19 +61,39 @@ var (
 	// malformed or is not one this database issued.
 	ErrInvalidToken = errors.New("auth: invalid token")
 
-	// ErrDisabled is returned by Authenticate when the token's account is
-	// disabled, and by CreateToken when asked for a token for a disabled
-	// account.
+	// ErrDisabled is returned by Authenticate when the token's account or
+	// app is disabled, and by the token makers when asked for a token for a
+	// disabled account or app.
 	ErrDisabled = errors.New("auth: account is disabled")
 
 	// ErrNoSuchUser is returned when no account has the given name.
 	ErrNoSuchUser = errors.New("auth: no such user")
 
+	// ErrNoSuchApp is returned when no app has the given name.
+	ErrNoSuchApp = errors.New("auth: no such app")
+
+	// ErrInvalidCapability is returned when a capability name is not a
+	// lower-case letter followed by lower-case letters, digits, _ and ., or
+	// is longer than 64 characters.
+	ErrInvalidCapability = errors.New("auth: invalid capability name")
+
+	// ErrUnknownCapability is returned when a well-formed capability name
+	// is not one this package knows (see Capabilities).
+	ErrUnknownCapability = errors.New("auth: unknown capability")
+
+	// ErrSandboxCapability is returned by CreateAppToken when asked for a
+	// sandbox token with a capability: a sandbox token holds none.
+	ErrSandboxCapability = errors.New("auth: a sandbox token holds no capability")
+
+	// ErrInvalidSession is returned by Session when the value is malformed,
+	// unknown or expired (or purged).
+	ErrInvalidSession = errors.New("auth: invalid session")
+
 	// ErrUserExists is returned by CreateUser when an account has the name
 	// already, in any ASCII case.
 	ErrUserExists = errors.New("auth: user already exists")
 
-	// ErrInvalidName is returned when a user name is not 1 to 64
+	// ErrInvalidName is returned when a user or app name is not 1 to 64
 	// characters of ASCII letters, digits and . _ @ + -, starting with a
 	// letter or a digit.
 	ErrInvalidName = errors.New("auth: invalid user name")
@@ -91,11 +123,39 @@ var (
 	validName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@+\-]{0,63}$`)
 )
 
-// Principal is the account a token authenticates.
+// Principal is the caller a token or a session authenticates. Exactly one
+// of UserID, AppID and SessionID is set, as Tier says. A Principal is a
+// value read once; nothing updates it.
 type Principal struct {
+	// Tier is TierUser, TierApp or TierSession.
+	Tier Tier
+	// Key names the caller across the platform, for ownership and quotas:
+	// "user:ID", "app:ID" or "session:ID".
+	Key string
+
 	UserID   int64
 	UserName string // as spelt when the account was made
-	TokenID  int64
+	AppID    int64
+	AppName  string // as spelt when the app was made
+	// TokenID is the token's id; 0 for a session.
+	TokenID   int64
+	SessionID int64
+
+	// Capabilities are those granted to this token, sorted, never
+	// duplicated; nil when none. Sessions hold none.
+	Capabilities []string
+	// Sandbox is set for an app's sandbox token.
+	Sandbox bool
+}
+
+// Has reports whether the principal holds capability. A nil principal
+// holds none.
+func (p *Principal) Has(capability string) bool {
+	if p == nil {
+		return false
+	}
+	_, found := slices.BinarySearch(p.Capabilities, capability)
+	return found
 }
 
 // Accounts is the account and token store. It is safe for concurrent use.
@@ -139,57 +199,126 @@ func (a *Accounts) EnableUser(ctx context.Context, name string) error {
 	return a.setDisabled(ctx, name, false)
 }
 
+// DisableApp disables the named app: from the moment it returns, every
+// token of the app fails with ErrDisabled. Disabling a disabled app
+// succeeds and changes nothing.
+func (a *Accounts) DisableApp(ctx context.Context, name string) error {
+	return a.setAppDisabled(ctx, name, true)
+}
+
+// EnableApp enables the named app again; its tokens work again. Enabling an
+// enabled app succeeds and changes nothing.
+func (a *Accounts) EnableApp(ctx context.Context, name string) error {
+	return a.setAppDisabled(ctx, name, false)
+}
+
 func (a *Accounts) setDisabled(ctx context.Context, name string, disabled bool) error {
+	return a.update(ctx, `UPDATE users SET disabled = ? WHERE name = ?`, name, disabled, ErrNoSuchUser)
+}
+
+func (a *Accounts) setAppDisabled(ctx context.Context, name string, disabled bool) error {
+	return a.update(ctx, `UPDATE apps SET disabled = ? WHERE name = ?`, name, disabled, ErrNoSuchApp)
+}
+
+// update runs query, an UPDATE of the disabled flag of the row named name,
+// and returns missing when there is no such row.
+func (a *Accounts) update(ctx context.Context, query, name string, disabled bool, missing error) error {
 	if !validName.MatchString(name) {
-		return ErrNoSuchUser
+		return missing
 	}
 	// SQLite counts a row the UPDATE matched as changed even when the value
-	// stays the same, so zero rows means no such account.
-	res, err := a.db.DB().ExecContext(ctx, `UPDATE users SET disabled = ? WHERE name = ?`, disabled, name)
+	// stays the same, so zero rows means no such row.
+	res, err := a.db.DB().ExecContext(ctx, query, disabled, name)
 	if err != nil {
-		return fmt.Errorf("updating user: %w", err)
+		return fmt.Errorf("updating %s: %w", name, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("updating user: %w", err)
+		return fmt.Errorf("updating %s: %w", name, err)
 	}
 	if n == 0 {
-		return ErrNoSuchUser
+		return missing
 	}
 	return nil
 }
 
-// CreateToken makes a new token for the named account and returns its
-// plaintext, the only copy there will be. The account is created first when
-// there is none by that name: issuing the first token is how an operator
-// makes an account, in one command. A disabled account gets no new token
-// (ErrDisabled); enable it first. The account's other tokens are unchanged.
+// CreateToken makes a new token, with no capability, for the named account
+// and returns its plaintext, the only copy there will be. The account is
+// created first when there is none by that name: issuing the first token is
+// how an operator makes an account, in one command. A disabled account gets
+// no new token (ErrDisabled); enable it first. The account's other tokens
+// are unchanged.
 func (a *Accounts) CreateToken(ctx context.Context, userName string) (string, error) {
-	if !validName.MatchString(userName) {
+	return a.CreateUserToken(ctx, userName, nil)
+}
+
+// CreateUserToken is CreateToken with capabilities granted to the new token
+// alone. Each must pass CheckCapability (ErrInvalidCapability,
+// ErrUnknownCapability); repeats count once.
+func (a *Accounts) CreateUserToken(ctx context.Context, userName string, capabilities []string) (string, error) {
+	return a.createToken(ctx, "users", userName, capabilities, false)
+}
+
+// CreateAppToken makes a client-credentials token for the named app (tier
+// app) and returns its plaintext, the only copy there will be. The app is
+// created first when there is none by that name; a disabled app gets no new
+// token (ErrDisabled). capabilities are granted to this token alone, as for
+// CreateUserToken. A sandbox token is marked so that the guard gives it the
+// sandbox allowance, and holds no capability: asking for one with sandbox is
+// ErrSandboxCapability.
+func (a *Accounts) CreateAppToken(ctx context.Context, appName string, capabilities []string, sandbox bool) (string, error) {
+	if sandbox && len(capabilities) > 0 {
+		return "", ErrSandboxCapability
+	}
+	return a.createToken(ctx, "apps", appName, capabilities, sandbox)
+}
+
+// createToken makes a token for the named row of table, users or apps,
+// creating the row when missing, and grants it capabilities.
+func (a *Accounts) createToken(ctx context.Context, table, name string, capabilities []string, sandbox bool) (string, error) {
+	if !validName.MatchString(name) {
 		return "", ErrInvalidName
+	}
+	caps, err := normalizeCapabilities(capabilities)
+	if err != nil {
+		return "", err
 	}
 	raw := make([]byte, tokenBytes)
 	rand.Read(raw) // never fails: crypto/rand crashes the program instead
 	token := TokenPrefix + tokenEncoding.EncodeToString(raw)
 
+	owner := "user_id"
+	if table == "apps" {
+		owner = "app_id"
+	}
 	tx, err := a.db.DB().BeginTx(ctx, nil)
 	if err != nil {
 		return "", fmt.Errorf("creating token: %w", err)
 	}
 	defer tx.Rollback() // a no-op after Commit
-	if _, err := tx.ExecContext(ctx, `INSERT INTO users (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, userName); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
 		return "", fmt.Errorf("creating token: %w", err)
 	}
-	var userID int64
+	var ownerID int64
 	var disabled bool
-	if err := tx.QueryRowContext(ctx, `SELECT id, disabled FROM users WHERE name = ?`, userName).Scan(&userID, &disabled); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT id, disabled FROM `+table+` WHERE name = ?`, name).Scan(&ownerID, &disabled); err != nil {
 		return "", fmt.Errorf("creating token: %w", err)
 	}
 	if disabled {
 		return "", ErrDisabled
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tokens (user_id, hash) VALUES (?, ?)`, userID, hashToken(token)); err != nil {
+	res, err := tx.ExecContext(ctx, `INSERT INTO tokens (`+owner+`, sandbox, hash) VALUES (?, ?, ?)`, ownerID, sandbox, hashToken(token))
+	if err != nil {
 		return "", fmt.Errorf("creating token: %w", err)
+	}
+	tokenID, err := res.LastInsertId()
+	if err != nil {
+		return "", fmt.Errorf("creating token: %w", err)
+	}
+	for _, c := range caps {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO token_capabilities (token_id, capability) VALUES (?, ?)`, tokenID, c); err != nil {
+			return "", fmt.Errorf("granting %s: %w", c, err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return "", fmt.Errorf("creating token: %w", err)
@@ -197,9 +326,10 @@ func (a *Accounts) CreateToken(ctx context.Context, userName string) (string, er
 	return token, nil
 }
 
-// Authenticate returns the account token authenticates. It fails with
+// Authenticate returns the caller token authenticates: a user or an app,
+// with the token's capabilities and sandbox flag. It fails with
 // ErrInvalidToken when token is malformed or unknown and with ErrDisabled
-// when its account is disabled; any other error is the database's.
+// when its account or app is disabled; any other error is the database's.
 //
 // It records the time of use in the token's last_used_at, at most once a
 // minute per token. That write is bookkeeping: when it fails, the token
@@ -214,14 +344,21 @@ func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, 
 	// byte, so timing tells nothing about any stored token. A constant-time
 	// compare would protect a plaintext secret; none is stored.
 	var (
-		p        Principal
-		disabled bool
-		lastUsed sql.NullString
+		p                 Principal
+		userID, appID     sql.NullInt64
+		userName, appName sql.NullString
+		disabled          bool
+		lastUsed, caps    sql.NullString
 	)
 	err := a.db.ReadDB().QueryRowContext(ctx, `
-		SELECT t.id, t.last_used_at, u.id, u.name, u.disabled
-		FROM tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.hash = ?`, hashToken(token)).Scan(&p.TokenID, &lastUsed, &p.UserID, &p.UserName, &disabled)
+		SELECT t.id, t.last_used_at, t.sandbox, u.id, u.name, a.id, a.name,
+		       coalesce(u.disabled, a.disabled),
+		       (SELECT group_concat(c.capability, ' ') FROM token_capabilities c WHERE c.token_id = t.id)
+		FROM tokens t
+		LEFT JOIN users u ON u.id = t.user_id
+		LEFT JOIN apps a ON a.id = t.app_id
+		WHERE t.hash = ?`, hashToken(token)).Scan(
+		&p.TokenID, &lastUsed, &p.Sandbox, &userID, &userName, &appID, &appName, &disabled, &caps)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrInvalidToken
@@ -229,6 +366,17 @@ func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, 
 		return nil, fmt.Errorf("authenticating: %w", err)
 	case disabled:
 		return nil, ErrDisabled
+	}
+	if userID.Valid {
+		p.Tier, p.UserID, p.UserName = TierUser, userID.Int64, userName.String
+		p.Key = "user:" + strconv.FormatInt(p.UserID, 10)
+	} else {
+		p.Tier, p.AppID, p.AppName = TierApp, appID.Int64, appName.String
+		p.Key = "app:" + strconv.FormatInt(p.AppID, 10)
+	}
+	if caps.Valid {
+		p.Capabilities = strings.Fields(caps.String)
+		slices.Sort(p.Capabilities)
 	}
 	a.touch(ctx, p.TokenID, lastUsed)
 	return &p, nil

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"toolhost/host"
@@ -268,7 +267,8 @@ func (s *Server) close(ctx context.Context) error {
 }
 
 // principals adapts the accounts to the API's boundary: the principal key
-// is the account, so that every token of one account shares its limits.
+// is the account or the application ("user:ID", "app:ID"), so that every
+// token of one account shares its limits and owns its jobs.
 type principals struct{ a *auth.Accounts }
 
 func (p principals) Principal(ctx context.Context, token string) (string, error) {
@@ -276,7 +276,7 @@ func (p principals) Principal(ctx context.Context, token string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return "user:" + strconv.FormatInt(pr.UserID, 10), nil
+	return pr.Key, nil
 }
 
 // signingKey reads the signing key at path, making it the first time:

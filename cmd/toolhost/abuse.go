@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"toolhost/internal/abuse"
+	"toolhost/internal/store"
+)
+
+// abuseRow is one abuse log row as `abuse list` prints it.
+type abuseRow struct {
+	ID        int64  `json:"id"`
+	Time      string `json:"time"`
+	Caller    string `json:"caller"`
+	Principal string `json:"principal"`
+	Tool      string `json:"tool"`
+	Reason    string `json:"reason"`
+	Reported  bool   `json:"reported"`
+}
+
+// runAbuse is `abuse list [--since DURATION|RFC3339] [--data-dir DIR]`: the
+// abuse log's rows, oldest first, one canonical JSON object a line. Without
+// --since it prints every row still kept (30 days). A missing database is an
+// error, so that a mistyped --data-dir does not read as an empty log.
+func runAbuse(args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "list" {
+		return fmt.Errorf("%w: abuse takes the subcommand list", errUsage)
+	}
+	fs := flag.NewFlagSet("abuse list", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var df dataFlags
+	df.register(fs)
+	sinceFlag := fs.String("since", "", "a duration back from now (90m, 24h, 7d) or an RFC 3339 time")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
+		return fmt.Errorf("%w: abuse list takes [--since DURATION|RFC3339] [--data-dir DIR]", errUsage)
+	}
+	now := time.Now()
+	var since time.Time
+	if *sinceFlag != "" {
+		var err error
+		if since, err = parseSince(*sinceFlag, now); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+
+	path := filepath.Join(df.dataDir, databaseFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w at %s", errNoDatabase, path)
+	}
+	ctx := context.Background()
+	s, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	log, err := abuse.New(abuse.Config{Store: s, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	rows, err := log.List(ctx, since, 0)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		out := abuseRow{
+			ID:        r.ID,
+			Time:      r.Time.UTC().Format("2006-01-02T15:04:05.000Z"),
+			Caller:    r.Caller,
+			Principal: r.Principal,
+			Tool:      r.Tool,
+			Reason:    r.Reason,
+			Reported:  r.Reported,
+		}
+		if err := printCanonical(stdout, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseSince reads --since: an RFC 3339 time, or a non-negative Go duration
+// back from now, which may also be a whole number of days ("7d").
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100000 {
+			return time.Time{}, fmt.Errorf("--since %q is not a duration or an RFC 3339 time", s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil || d < 0 {
+			return time.Time{}, fmt.Errorf("--since %q is not a duration or an RFC 3339 time", s)
+		}
+	}
+	return now.Add(-d), nil
+}

@@ -1,0 +1,116 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SessionCookie is the name of the cookie that carries a session value. The
+// API sets it (HttpOnly, Secure, SameSite=Lax, Path=/, Expires as
+// CreateSession returns); this package never touches HTTP.
+const SessionCookie = "toolhost_session"
+
+// SessionPrefix starts every session value. It differs from TokenPrefix,
+// so that a session value presented as a token, or a token as a session,
+// is refused by its shape.
+const SessionPrefix = "ths_"
+
+// SessionTTL is how long a session lasts from when it is made. The expiry
+// is fixed, not sliding: the cookie's Expires and the database agree from
+// the first response, and nothing is written on use.
+const SessionTTL = 30 * 24 * time.Hour
+
+// sessionLen is the length of a session value: the prefix and 32 random
+// bytes in unpadded base64url.
+const sessionLen = len(SessionPrefix) + (tokenBytes*8+5)/6
+
+// Session is a browser session: tier session, no account.
+type Session struct {
+	ID      int64
+	Expires time.Time // UTC, millisecond precision
+}
+
+// Principal returns the session as a caller: TierSession, Key
+// "session:ID", no capability.
+func (s *Session) Principal() *Principal {
+	return &Principal{
+		Tier:      TierSession,
+		Key:       "session:" + strconv.FormatInt(s.ID, 10),
+		SessionID: s.ID,
+	}
+}
+
+// CreateSession makes a new session and returns the cookie value, the only
+// copy there will be (the database keeps its SHA-256), and when it expires:
+// SessionTTL from now. The value is SessionPrefix and 43 characters of
+// unpadded base64url, safe in a cookie as it is.
+func (a *Accounts) CreateSession(ctx context.Context) (value string, expires time.Time, err error) {
+	raw := make([]byte, tokenBytes)
+	rand.Read(raw) // never fails: crypto/rand crashes the program instead
+	value = SessionPrefix + tokenEncoding.EncodeToString(raw)
+	now := a.now().UTC().Truncate(time.Millisecond)
+	expires = now.Add(SessionTTL)
+	_, err = a.db.DB().ExecContext(ctx,
+		`INSERT INTO sessions (hash, created_at, expires_at) VALUES (?, ?, ?)`,
+		hashToken(value), now.Format(timeLayout), expires.Format(timeLayout))
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("creating session: %w", err)
+	}
+	return value, expires, nil
+}
+
+// Session returns the session value names. It fails with ErrInvalidSession
+// when value is malformed, unknown or expired; any other error is the
+// database's. It only reads.
+func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) {
+	if !wellFormedSession(value) {
+		return nil, ErrInvalidSession
+	}
+	now := a.now().UTC().Format(timeLayout)
+	var (
+		s       Session
+		expires string
+	)
+	// As for tokens, the lookup is by hash, so its timing tells nothing.
+	err := a.db.ReadDB().QueryRowContext(ctx,
+		`SELECT id, expires_at FROM sessions WHERE hash = ? AND expires_at > ?`,
+		hashToken(value), now).Scan(&s.ID, &expires)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, ErrInvalidSession
+	case err != nil:
+		return nil, fmt.Errorf("reading session: %w", err)
+	}
+	if s.Expires, err = time.Parse(timeLayout, expires); err != nil {
+		return nil, fmt.Errorf("reading session: %w", err)
+	}
+	return &s, nil
+}
+
+// PurgeSessions deletes the sessions that have expired and returns how
+// many it deleted. Ids are never given again, so what an expired session
+// owned stays unreachable. It is safe to call at any time, from any number
+// of goroutines.
+func (a *Accounts) PurgeSessions(ctx context.Context) (int64, error) {
+	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, a.now().UTC().Format(timeLayout))
+	if err != nil {
+		return 0, fmt.Errorf("purging sessions: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// wellFormedSession reports whether value has the shape CreateSession
+// makes.
+func wellFormedSession(value string) bool {
+	if len(value) != sessionLen || !strings.HasPrefix(value, SessionPrefix) {
+		return false
+	}
+	_, err := tokenEncoding.DecodeString(value[len(SessionPrefix):])
+	return err == nil
+}

@@ -1,0 +1,365 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Request is what Admit needs to know of a run, taken from the tool's
+// descriptor and its parameters.
+type Request struct {
+	// Tool is the tool id, for the Challenge hook and the abuse log.
+	Tool string
+	// QuotaClass is the descriptor's quotaClass; the table's default class
+	// when empty or unknown.
+	QuotaClass string
+	// Cost is the descriptor's cost in units; values below 1 count as 1.
+	Cost int
+	// Anonymous is the descriptor's auth.anonymous: false means at least a
+	// session is needed.
+	Anonymous bool
+	// Capability the caller must hold, such as tools.net.probe; empty for
+	// none.
+	Capability string
+	// Egress marks a tool that sends traffic to a caller-chosen target.
+	Egress bool
+	// Target is the host (or URL, or host:port) an egress run is aimed at.
+	Target string
+	// PerTargetPerMinute is the descriptor's limits.perTargetPerMinute:
+	// runs of this tool per minute against one target, across all
+	// callers; 0 for none. The bucket is keyed by (Tool, normalised
+	// Target), so each tool keeps the limit its descriptor declares.
+	PerTargetPerMinute int
+}
+
+// Reason is a stable refusal code.
+type Reason string
+
+// The refusal reasons and the HTTP status each maps to.
+const (
+	// ReasonUnauthenticated (401): the tool is not anonymous and the
+	// caller is.
+	ReasonUnauthenticated Reason = "unauthenticated"
+	// ReasonForbidden (403): the caller lacks the tool's capability.
+	ReasonForbidden Reason = "forbidden"
+	// ReasonChallenge (403): the challenge hook refused.
+	ReasonChallenge Reason = "challenge_failed"
+	// ReasonCostExceedsAllowance (422): the cost is larger than the tier's
+	// burst, so waiting would never help.
+	ReasonCostExceedsAllowance Reason = "cost_exceeds_allowance"
+	// ReasonConcurrency (429): too many runs of the class in flight for
+	// the caller or the tier.
+	ReasonConcurrency Reason = "concurrency"
+	// ReasonQuotaExceeded (429): the caller's bucket is short; retry
+	// after RetryAfterSeconds.
+	ReasonQuotaExceeded Reason = "quota_exceeded"
+	// ReasonThrottled (429): the target's per-minute throttle is spent,
+	// across all callers.
+	ReasonThrottled Reason = "throttled"
+)
+
+// Status returns the HTTP status of the reason; 200 for the empty reason.
+func (r Reason) Status() int {
+	switch r {
+	case "":
+		return http.StatusOK
+	case ReasonUnauthenticated:
+		return http.StatusUnauthorized
+	case ReasonForbidden, ReasonChallenge:
+		return http.StatusForbidden
+	case ReasonCostExceedsAllowance:
+		return http.StatusUnprocessableEntity
+	default:
+		return http.StatusTooManyRequests
+	}
+}
+
+// Decision is the outcome of Admit.
+type Decision struct {
+	// Allowed reports whether the run may proceed. In report mode it is
+	// true even when Reason is set.
+	Allowed bool
+	// Reported is true in report mode when enforcement would have refused;
+	// the caller logs it.
+	Reported bool
+	// Reason is the (would-be) refusal; empty when admitted cleanly.
+	Reason Reason
+	// Status is the HTTP status of the (would-be) refusal; 200 when
+	// admitted cleanly.
+	Status int
+	// RetryAfterSeconds is the Retry-After of a 429, rounded up; 0
+	// otherwise.
+	RetryAfterSeconds int
+	// Class and Column locate the allowance applied: the quota class and
+	// the tier name (or "sandbox").
+	Class, Column string
+	// Header holds Retry-After (on a 429) and the RateLimit-Policy and
+	// RateLimit fields (IETF httpapi draft) whenever a quota or throttle
+	// was consulted. The caller copies it onto the response.
+	Header http.Header
+}
+
+// Err returns a *Refusal for a refused decision, nil otherwise (including
+// reported decisions), for the one place that maps errors to HTTP.
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return &Refusal{Reason: d.Reason, Status: d.Status, RetryAfterSeconds: d.RetryAfterSeconds, Header: d.Header}
+}
+
+// Refusal is the error form of a refused Decision.
+type Refusal struct {
+	Reason            Reason
+	Status            int
+	RetryAfterSeconds int
+	Header            http.Header
+}
+
+// Error returns "guard: refused: " and the reason.
+func (e *Refusal) Error() string { return "guard: refused: " + string(e.Reason) }
+
+// Admit decides whether c may run req, acquiring its concurrency slots and
+// spending its cost. The returned release frees the slots when the run
+// ends; it is never nil, and calling it more than once is safe. On a
+// refusal in enforce mode nothing stays acquired (release is a no-op). In
+// report mode the run is let through and Decision.Reported says what would
+// have been refused. Admit is safe for concurrent use.
+func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, func()) {
+	now := g.cfg.Now()
+	cost := max(req.Cost, 1)
+	a, column, _ := g.cfg.Quotas.Lookup(req.QuotaClass, c)
+	class := req.QuotaClass
+	if _, ok := g.cfg.Quotas.Classes[class]; !ok {
+		class = g.cfg.Quotas.DefaultClass
+	}
+	ad := &admission{d: Decision{Class: class, Column: column, Header: http.Header{}}, enforce: g.cfg.Mode == Enforce}
+
+	if err := g.cfg.Challenge.Check(ctx, c, req); err != nil {
+		if ad.refuse(ReasonChallenge, 0) {
+			return ad.done()
+		}
+	}
+	if !req.Anonymous && c.Tier == Anonymous {
+		if ad.refuse(ReasonUnauthenticated, 0) {
+			return ad.done()
+		}
+	}
+	if req.Capability != "" && !c.Has(req.Capability) {
+		if ad.refuse(ReasonForbidden, 0) {
+			return ad.done()
+		}
+	}
+	fits := cost <= a.Burst
+	if fits {
+		ad.d.Header.Set("RateLimit-Policy", policy(class, a))
+	} else if ad.refuse(ReasonCostExceedsAllowance, 0) {
+		return ad.done()
+	}
+
+	// Concurrency: per caller, then per tier.
+	if a.ConcurrentPerCaller > 0 {
+		if rel, ok := g.sems.acquire(class+"\x00"+column+"\x00"+c.Key, a.ConcurrentPerCaller); ok {
+			ad.undo = append(ad.undo, rel)
+		} else if ad.refuse(ReasonConcurrency, time.Second) {
+			return ad.done()
+		}
+	}
+	if a.ConcurrentPerTier > 0 {
+		if rel, ok := g.sems.acquire(class+"\x00"+column, a.ConcurrentPerTier); ok {
+			ad.undo = append(ad.undo, rel)
+		} else if ad.refuse(ReasonConcurrency, time.Second) {
+			return ad.done()
+		}
+	}
+
+	// Quota.
+	if fits {
+		t, err := g.cfg.Limiter.Take(ctx, "q\x00"+class+"\x00"+column+"\x00"+c.Key, a, cost, now)
+		switch {
+		case err != nil:
+			// A limiter that cannot answer (a shared store down) fails
+			// open: the tools are open and the semaphores still bound
+			// the load. The caller sees no quota headers.
+		case t.OK:
+			ad.taken = append(ad.taken, t.Undo)
+			ad.d.Header.Set("RateLimit", limitField(class, t.Remaining, t.Reset))
+		default:
+			ad.d.Header.Set("RateLimit", limitField(class, t.Remaining, t.Reset))
+			if ad.refuse(ReasonQuotaExceeded, t.RetryAfter) {
+				return ad.done()
+			}
+		}
+	}
+
+	// Per-target throttle, across all callers.
+	if req.PerTargetPerMinute > 0 && req.Target != "" {
+		ta := Allowance{Burst: req.PerTargetPerMinute, PerMinute: req.PerTargetPerMinute}
+		ad.d.Header.Add("RateLimit-Policy", policy("target", ta))
+		t, err := g.cfg.Limiter.Take(ctx, "t\x00"+req.Tool+"\x00"+NormalizeTarget(req.Target), ta, 1, now)
+		switch {
+		case err != nil:
+		case t.OK:
+			ad.taken = append(ad.taken, t.Undo)
+			ad.d.Header.Add("RateLimit", limitField("target", t.Remaining, t.Reset))
+		default:
+			ad.d.Header.Add("RateLimit", limitField("target", t.Remaining, t.Reset))
+			if ad.refuse(ReasonThrottled, t.RetryAfter) {
+				return ad.done()
+			}
+		}
+	}
+	return ad.done()
+}
+
+// admission accumulates one Admit call.
+type admission struct {
+	d       Decision
+	enforce bool
+	undo    []func() // semaphore releases
+	taken   []func() // bucket undos
+}
+
+// refuse records a refusal. It reports whether Admit must stop now
+// (enforce mode); in report mode only the first reason is kept.
+func (ad *admission) refuse(r Reason, retry time.Duration) bool {
+	if ad.d.Reason == "" {
+		ad.d.Reason = r
+		ad.d.Status = r.Status()
+		if ad.d.Status == http.StatusTooManyRequests {
+			ad.d.RetryAfterSeconds = retrySeconds(retry)
+			ad.d.Header.Set("Retry-After", strconv.Itoa(ad.d.RetryAfterSeconds))
+		}
+	}
+	return ad.enforce
+}
+
+func (ad *admission) done() (Decision, func()) {
+	if ad.d.Reason == "" {
+		ad.d.Allowed, ad.d.Status = true, http.StatusOK
+	} else if !ad.enforce {
+		ad.d.Allowed, ad.d.Reported = true, true
+	}
+	if !ad.d.Allowed {
+		for _, u := range ad.taken {
+			u()
+		}
+		for _, u := range ad.undo {
+			u()
+		}
+		return ad.d, func() {}
+	}
+	var once sync.Once
+	undo := ad.undo
+	return ad.d, func() {
+		once.Do(func() {
+			for _, u := range undo {
+				u()
+			}
+		})
+	}
+}
+
+// retrySeconds rounds up to whole seconds, at least 1.
+func retrySeconds(d time.Duration) int {
+	if d <= 0 {
+		return 1
+	}
+	s := math.Ceil(d.Seconds())
+	if s > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return max(int(s), 1)
+}
+
+// policy is a RateLimit-Policy item: the quota q in cost units and the
+// window w in seconds it takes to refill it.
+func policy(name string, a Allowance) string {
+	w := 60
+	if a.PerMinute > 0 {
+		w = int(math.Ceil(float64(a.Burst) * 60 / float64(a.PerMinute)))
+	}
+	return fmt.Sprintf("%q;q=%d;w=%d", name, a.Burst, w)
+}
+
+// limitField is a RateLimit item: r units remaining, t seconds until the
+// bucket is full.
+func limitField(name string, remaining int, reset time.Duration) string {
+	t := 0
+	if reset > 0 {
+		t = int(math.Ceil(reset.Seconds()))
+	}
+	return fmt.Sprintf("%q;r=%d;t=%d", name, remaining, t)
+}
+
+// NormalizeTarget reduces an egress target to the host its throttle is
+// keyed by: the host of a URL or host:port, lower-case, without a trailing
+// dot or brackets; an IP address in canonical form (IPv4-mapped as IPv4).
+func NormalizeTarget(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "://") {
+		if u, err := url.Parse(s); err == nil {
+			s = u.Hostname()
+		}
+	}
+	if a := parseAddr(s); a.IsValid() {
+		return a.String()
+	}
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.Contains(s[:i], ":") {
+		s = s[:i]
+	}
+	s = strings.ToLower(strings.TrimSuffix(strings.Trim(s, "[]"), "."))
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap().String()
+	}
+	return s
+}
+
+// semaphores are counters by key; a key with no holder is dropped.
+type semaphores struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newSemaphores() *semaphores { return &semaphores{n: make(map[string]int)} }
+
+// acquire takes one slot of key if fewer than limit are held; the release
+// it returns is safe to call more than once.
+func (s *semaphores) acquire(key string, limit int) (func(), bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n[key] >= limit {
+		return nil, false
+	}
+	s.n[key]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.n[key]--; s.n[key] <= 0 {
+				delete(s.n, key)
+			}
+		})
+	}, true
+}
+
+// InFlight returns the runs of class held by the semaphores: for the
+// caller key when key is not empty, else tier-wide for column. For tests
+// and metrics.
+func (g *Guard) InFlight(class, column, key string) int {
+	g.sems.mu.Lock()
+	defer g.sems.mu.Unlock()
+	if key != "" {
+		return g.sems.n[class+"\x00"+column+"\x00"+key]
+	}
+	return g.sems.n[class+"\x00"+column]
+}

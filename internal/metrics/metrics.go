@@ -1,0 +1,171 @@
+// Package metrics is Toolhost's Prometheus instrumentation: counters of
+// runs, refusals and quota decisions, gauges of the executor's lanes and a
+// histogram of item durations, in a registry of its own (never the global
+// default), served by [Metrics.Handler] at /metrics.
+//
+// # No identities in labels
+//
+// Labels carry only bounded, non-identifying values: tool ids, outcomes,
+// reason codes, quota classes, tiers and decisions. No caller identity —
+// no IP address, no principal, subject, token, app name or caller hash —
+// is ever a label: it would make the series unbounded and turn the metrics
+// into a record of who called. As a safety belt, a label value that parses
+// as an IP address or prefix is replaced by [Redacted]. Callers must not
+// rely on it: they pass the fixed codes above and nothing else.
+package metrics
+
+import (
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Redacted replaces a label value that looks like an IP address or prefix.
+const Redacted = "redacted"
+
+// DurationBuckets are the item duration histogram's upper bounds, in
+// seconds: from 5 ms (a DNS lookup, a JSON minify) to 5 minutes (a job).
+var DurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+// Lanes is a snapshot of the executor's lanes, as the callback given to
+// [WithLanes] returns it.
+type Lanes struct {
+	// Lanes is the configured number of lanes.
+	Lanes int
+	// Active lanes run an item; Degraded lanes are quarantined after an
+	// unconfirmed cleanup.
+	Active   int
+	Degraded int
+	// Queued items wait for a lane.
+	Queued int
+}
+
+// Option configures [New].
+type Option func(*Metrics)
+
+// WithLanes makes the executor gauges read fn at each scrape. fn is called
+// from the scraping goroutine, so it must be safe for concurrent use and
+// quick (executor.Executor.Pool, say). Without it the gauges are absent.
+func WithLanes(fn func() Lanes) Option {
+	return func(m *Metrics) { m.lanes = fn }
+}
+
+// Metrics holds the collectors and their registry. Its methods are safe
+// for concurrent use.
+type Metrics struct {
+	registry  *prometheus.Registry
+	runs      *prometheus.CounterVec
+	refusals  *prometheus.CounterVec
+	quota     *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	lanes     func() Lanes
+}
+
+// New returns a Metrics with its own registry, which also holds the Go
+// runtime and process collectors.
+func New(opts ...Option) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolhost_runs_total",
+			Help: "Runs of a tool that reached an outcome (succeeded, failed, refused, cancelled…).",
+		}, []string{"tool", "outcome"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolhost_refusals_total",
+			Help: "Runs refused (or, in report mode, that would have been), by stable reason code.",
+		}, []string{"reason"}),
+		quota: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "toolhost_quota_decisions_total",
+			Help: "Quota decisions by quota class, caller tier and decision (allowed, throttled, reported…).",
+		}, []string{"class", "tier", "decision"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "toolhost_item_duration_seconds",
+			Help:    "How long an item ran, from lane acquisition to its end, in seconds.",
+			Buckets: DurationBuckets,
+		}, []string{"tool"}),
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	m.registry.MustRegister(
+		m.runs, m.refusals, m.quota, m.durations,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	if m.lanes != nil {
+		m.registry.MustRegister(laneCollector{fn: m.lanes})
+	}
+	return m
+}
+
+// CountRun counts one run of tool that ended with outcome.
+func (m *Metrics) CountRun(tool, outcome string) {
+	m.runs.WithLabelValues(safe(tool), safe(outcome)).Inc()
+}
+
+// CountRefusal counts one refusal with its stable reason code.
+func (m *Metrics) CountRefusal(reason string) {
+	m.refusals.WithLabelValues(safe(reason)).Inc()
+}
+
+// CountQuotaDecision counts one quota decision for a quota class and a
+// caller tier (anonymous, session, user, app): the tier, never the caller.
+func (m *Metrics) CountQuotaDecision(class, tier, decision string) {
+	m.quota.WithLabelValues(safe(class), safe(tier), safe(decision)).Inc()
+}
+
+// ObserveItemDuration records how long one item of tool ran.
+func (m *Metrics) ObserveItemDuration(tool string, d time.Duration) {
+	m.durations.WithLabelValues(safe(tool)).Observe(d.Seconds())
+}
+
+// Handler serves the registry in the Prometheus exposition formats, for
+// /metrics. A collector that fails is reported in the answer while the
+// others are still served.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+		Registry:      m.registry, // promhttp_metric_handler_errors_total
+	})
+}
+
+// safe returns v, or Redacted when v parses as an IP address or prefix.
+func safe(v string) string {
+	if _, err := netip.ParseAddr(v); err == nil {
+		return Redacted
+	}
+	if _, err := netip.ParsePrefix(v); err == nil {
+		return Redacted
+	}
+	return v
+}
+
+var (
+	lanesDesc    = prometheus.NewDesc("toolhost_executor_lanes", "Configured executor lanes.", nil, nil)
+	activeDesc   = prometheus.NewDesc("toolhost_executor_lanes_active", "Executor lanes running an item.", nil, nil)
+	degradedDesc = prometheus.NewDesc("toolhost_executor_lanes_degraded", "Executor lanes quarantined after an unconfirmed cleanup.", nil, nil)
+	queuedDesc   = prometheus.NewDesc("toolhost_executor_queued_items", "Items waiting for an executor lane.", nil, nil)
+)
+
+// laneCollector reports one snapshot of the lanes per scrape, so that the
+// four gauges agree with each other.
+type laneCollector struct{ fn func() Lanes }
+
+func (c laneCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- lanesDesc
+	ch <- activeDesc
+	ch <- degradedDesc
+	ch <- queuedDesc
+}
+
+func (c laneCollector) Collect(ch chan<- prometheus.Metric) {
+	l := c.fn()
+	ch <- prometheus.MustNewConstMetric(lanesDesc, prometheus.GaugeValue, float64(l.Lanes))
+	ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(l.Active))
+	ch <- prometheus.MustNewConstMetric(degradedDesc, prometheus.GaugeValue, float64(l.Degraded))
+	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(l.Queued))
+}
