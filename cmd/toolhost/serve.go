@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"toolhost/internal/engines"
+	"toolhost/internal/engines/netprobe"
+	"toolhost/internal/guard"
 	"toolhost/internal/server"
 )
 
@@ -40,11 +43,46 @@ func runServe(args []string, stderr io.Writer) error {
 	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
 	logFormat := fs.String("log-format", envOr("TOOLHOST_LOG_FORMAT", "text"), "text or json ($TOOLHOST_LOG_FORMAT)")
 	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long requests in flight may take to finish on shutdown")
+	guardMode := fs.String("guard", envOr("TOOLHOST_GUARD", "report"), "report or enforce: whether the guard refuses or only logs ($TOOLHOST_GUARD)")
+	var trusted []netip.Prefix
+	addTrusted := func(v string) error {
+		p, err := guard.ParsePrefixes(v)
+		if err != nil {
+			return err
+		}
+		trusted = append(trusted, p...)
+		return nil
+	}
+	if v := os.Getenv("TOOLHOST_TRUSTED_PROXY"); v != "" {
+		if err := addTrusted(v); err != nil {
+			return fmt.Errorf("%w: $TOOLHOST_TRUSTED_PROXY: %v", errUsage, err)
+		}
+	}
+	envTrusted := len(trusted)
+	fs.Func("trusted-proxy", "a proxy CIDR whose X-Forwarded-For is believed; repeatable or comma-separated ($TOOLHOST_TRUSTED_PROXY)", func(v string) error {
+		if envTrusted > 0 { // the flag replaces the environment
+			trusted, envTrusted = trusted[:0], 0
+		}
+		return addTrusted(v)
+	})
+	quotaFile := fs.String("quota-table", envOr("TOOLHOST_QUOTA_TABLE", ""), "a JSON quota table overlaying the defaults ($TOOLHOST_QUOTA_TABLE)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	mode, err := guard.ParseMode(*guardMode)
+	if err != nil {
+		return fmt.Errorf("%w: --guard: %v", errUsage, err)
+	}
+	gc := server.GuardConfig{Mode: mode, Trusted: trusted}
+	if *quotaFile != "" {
+		t, err := guard.LoadTable(*quotaFile)
+		if err != nil {
+			return fmt.Errorf("%w: --quota-table: %v", errUsage, err)
+		}
+		gc.Quotas = &t
 	}
 	var handler slog.Handler
 	switch *logFormat {
@@ -56,12 +94,14 @@ func runServe(args []string, stderr io.Writer) error {
 		return fmt.Errorf("%w: --log-format is text or json", errUsage)
 	}
 	log := slog.New(handler)
+	log.Info("guard", "mode", mode.String(), "trusted_proxies", len(trusted))
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	srv, err := server.New(ctx, server.Config{
 		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
 		Natives: engines.Packages(), Version: version(),
+		Guard: gc, ProbeAllow: os.Getenv(netprobe.AllowEnv),
 	})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -122,5 +123,29 @@ func TestExport(t *testing.T) {
 	// An empty tools folder: the native packages are the tools.
 	if list.Count != len(list.Tools) || list.Count < 3 || api.OpenAPI != "3.1.0" || api.Paths["/api/v1/tools/pac_allocator/run"] == nil {
 		t.Errorf("manifest %+v, openapi %s with %d paths", list, api.OpenAPI, len(api.Paths))
+	}
+}
+
+// The guard's flags are checked before anything opens.
+func TestServeGuardFlags(t *testing.T) {
+	quota := filepath.Join(t.TempDir(), "quota.json")
+	if err := os.WriteFile(quota, []byte(`{"classes": {"nope": {}}, "extra": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "mode", args: []string{"--guard", "lenient"}},
+		{name: "trusted proxy", args: []string{"--trusted-proxy", "not-a-cidr"}},
+		{name: "quota table", args: []string{"--quota-table", quota}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"--data-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, tt.args...)
+			if err := runServe(args, io.Discard); !errors.Is(err, errUsage) {
+				t.Errorf("runServe(%q) = %v, want a usage error", tt.args, err)
+			}
+		})
 	}
 }

@@ -20,7 +20,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"toolhost/internal/executor"
+	"toolhost/internal/guard"
 	"toolhost/internal/jobs"
+	"toolhost/internal/metrics"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 )
@@ -71,6 +73,17 @@ type Config struct {
 	// Version is the server's version, for the OpenAPI document.
 	Version string
 	Logger  *slog.Logger
+	// Guard resolves callers and admits runs; nil makes a guard with the
+	// defaults (report mode, no trusted proxy, the default quota table).
+	Guard *guard.Guard
+	// Credentials resolves tokens and sessions for the guard; nil treats
+	// every caller of the tools routes as anonymous.
+	Credentials guard.Credentials
+	// Abuse receives refused and reported runs; nil logs nothing.
+	Abuse AbuseLog
+	// Metrics counts runs, refusals and quota decisions; nil counts
+	// nothing.
+	Metrics *metrics.Metrics
 }
 
 // Server is the HTTP surface. Create it with New.
@@ -87,6 +100,8 @@ type Server struct {
 	// validators caches the compiled input schema of each job tool, by
 	// tool code (inputValidator).
 	validators sync.Map
+	// guard is Config.Guard or a default one.
+	guard *guard.Guard
 }
 
 // New returns a Server. gin runs in release mode: the server logs through
@@ -102,6 +117,13 @@ func New(cfg Config) *Server {
 		if _, err := rand.Read(s.ownerKey); err != nil {
 			panic(fmt.Sprintf("api: no randomness: %v", err))
 		}
+	}
+	if s.guard = cfg.Guard; s.guard == nil {
+		g, err := guard.New(guard.Config{})
+		if err != nil {
+			panic(fmt.Sprintf("api: default guard: %v", err))
+		}
+		s.guard = g
 	}
 	s.engine.HandleMethodNotAllowed = true
 	s.engine.Use(s.recoverer, s.accessLog)
@@ -145,6 +167,10 @@ func (s *Server) ready(c *gin.Context) {
 // principalKey is where authenticate leaves the caller's principal.
 const principalKey = "toolhost.principal"
 
+// capabilitiesKey is where authenticate leaves the token's capabilities
+// ([]string), when Config.Credentials resolved it.
+const capabilitiesKey = "toolhost.capabilities"
+
 // authenticate is the active-account boundary of the seed-000 routes: a
 // bearer token of an enabled account, or 401.
 func (s *Server) authenticate(c *gin.Context) {
@@ -153,7 +179,17 @@ func (s *Server) authenticate(c *gin.Context) {
 		unauthorized(c)
 		return
 	}
-	principal, err := s.cfg.Accounts.Principal(c.Request.Context(), token)
+	var principal string
+	var caps []string
+	var err error
+	if s.cfg.Credentials != nil {
+		var id guard.Identity
+		if id, err = s.cfg.Credentials.Token(c.Request.Context(), token); err == nil {
+			principal, caps = id.Principal, id.Capabilities
+		}
+	} else {
+		principal, err = s.cfg.Accounts.Principal(c.Request.Context(), token)
+	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			s.cfg.Logger.Debug("token refused", "err", err)
@@ -162,6 +198,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	c.Set(principalKey, principal)
+	c.Set(capabilitiesKey, caps)
 	c.Next()
 }
 

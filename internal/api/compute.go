@@ -8,11 +8,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"toolhost/internal/catalog"
 	"toolhost/internal/executor"
 	"toolhost/internal/schema"
 	"toolhost/internal/toolerr"
@@ -65,6 +67,13 @@ func (s *Server) compute(c *gin.Context) {
 	}
 	batch.Principal = c.GetString(principalKey)
 	batch.Start = start
+	if tool, ok := s.lackedCapability(c, batch.Items); !ok {
+		// The whole batch is refused before anything runs: a batch that
+		// names a tool its token may not run is a caller error, not an
+		// item failure.
+		problem(c, http.StatusForbidden, "forbidden", "The token lacks the capability the tool "+strconv.Quote(tool)+" needs; nothing of the batch ran.")
+		return
+	}
 
 	// The batch runs under the largest request budget of its items; the
 	// request's context also ends when the client goes away, which
@@ -190,4 +199,23 @@ func (s *Server) envelope(doc any) (executor.Batch, *Problem) {
 		return executor.Batch{}, invalid(dups, len(dups))
 	}
 	return b, nil
+}
+
+// lackedCapability checks that the caller holds the capability of every
+// item's tool (the network probes need tools.net.probe); it returns the
+// first tool whose capability is missing and false. An item naming an
+// unknown tool passes: the executor answers it per item.
+func (s *Server) lackedCapability(c *gin.Context, items []executor.Item) (string, bool) {
+	caps := c.GetStringSlice(capabilitiesKey)
+	snap := s.cfg.Snapshot()
+	for _, it := range items {
+		svc, ok := snap.Service(it.ToolCode)
+		if !ok {
+			continue
+		}
+		if t := catalog.Tool(svc); t.Auth.Capability != nil && !slices.Contains(caps, *t.Auth.Capability) {
+			return it.ToolCode, false
+		}
+	}
+	return "", true
 }

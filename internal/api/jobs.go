@@ -14,7 +14,6 @@ import (
 	"mime/multipart"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -174,6 +173,13 @@ func (s *Server) submitJob(c *gin.Context) {
 	if !s.admitJobTool(c, tool) {
 		return
 	}
+	// The quota is spent at submission; the concurrency slots are held
+	// only while the job is submitted.
+	release, ok := s.admit(c, tool, req.Input)
+	if !ok {
+		return
+	}
+	defer release()
 	if mp != nil {
 		files = mp.uploads(fileNames(tool))
 	}
@@ -192,7 +198,7 @@ func (s *Server) admitJobTool(c *gin.Context, tool contracts.Tool) bool {
 	case tool.Status == contracts.StatusUnavailable:
 		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+tool.StatusReason+".")
 		return false
-	case !tool.Auth.Anonymous && strings.HasPrefix(c.GetString(callerKey), anonymousPrefix):
+	case !tool.Auth.Anonymous && isAnonymousKey(c.GetString(callerKey)):
 		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
 		toolsProblem(c, contracts.ProblemUnauthenticated, "This tool needs a signed-in caller.")
 		return false
@@ -638,6 +644,13 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 		jobInput[k] = v
 	}
 	jobInput["tool"] = tool.Run.Job.Operation
+	// The job's concurrency slots are held while the route waits for it;
+	// the quota is spent at submission.
+	release, ok := s.admit(c, tool, input)
+	if !ok {
+		return
+	}
+	defer release()
 	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
 	if !ok {
 		return
@@ -794,7 +807,7 @@ func (s *Server) checkJobInput(c *gin.Context, svc *registry.Service, input map[
 // that key under Config.OwnerKey, so that no address is stored with a job.
 func (s *Server) owner(c *gin.Context) string {
 	caller := c.GetString(callerKey)
-	if !strings.HasPrefix(caller, anonymousPrefix) {
+	if !isAnonymousKey(caller) {
 		return caller
 	}
 	m := hmac.New(sha256.New, s.ownerKey)

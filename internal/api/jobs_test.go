@@ -24,6 +24,7 @@ func TestJobOwner(t *testing.T) {
 		{name: "signed in", caller: "user:1", same: true},
 		{name: "anonymous IPv4", caller: "anonymous:192.0.2.7"},
 		{name: "anonymous IPv6", caller: "anonymous:2001:db8::1"},
+		{name: "anonymous guard key", caller: "ip:192.0.2.9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

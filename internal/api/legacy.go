@@ -127,6 +127,11 @@ func (s *Server) legacy(c *gin.Context) {
 		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "This tool takes a JSON object, not an upload.")
 		return
 	}
+	release, ok := s.admit(c, m.tool, input)
+	if !ok {
+		return
+	}
+	defer release()
 	if m.route.Operation != "" {
 		input["operation"] = m.route.Operation
 	}
@@ -252,6 +257,11 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, tool contracts
 	jobInput := maps.Clone(input)
 	maps.Copy(jobInput, tool.Run.Job.Preset)
 	jobInput["tool"] = tool.Run.Job.Operation
+	release, ok := s.admit(c, tool, input)
+	if !ok {
+		return
+	}
+	defer release()
 	var files iter.Seq2[jobs.Upload, error]
 	if mp != nil {
 		files = mp.uploads(fileNames(tool))

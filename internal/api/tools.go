@@ -20,10 +20,10 @@ import (
 
 // The tools platform routes of ADR-027: the public registry (list,
 // descriptor, schema), the run route, and the contracts they follow. Every
-// route resolves its caller (callerKey); the guard that limits callers
-// comes with the next issue.
+// route resolves its caller (resolveCaller, in guard.go); runs pass the
+// guard's admission.
 
-// callerKey is where resolveCaller leaves the caller's principal key.
+// callerKey is where resolveCaller leaves the caller's key (guard.Caller.Key).
 const callerKey = "toolhost.caller"
 
 // registerTools mounts the ADR-027 routes on the engine.
@@ -37,31 +37,6 @@ func (s *Server) registerTools() {
 	public.GET("/:id", s.getTool)
 	public.GET("/:id/schema", s.toolSchema)
 	public.POST("/:id/run", s.runTool)
-}
-
-// resolveCaller resolves the caller once per request: a bearer token of an
-// active account is that account; no credentials is the anonymous caller,
-// keyed by the client address. A token that does not resolve is refused,
-// never downgraded to anonymous.
-func (s *Server) resolveCaller(c *gin.Context) {
-	if h := c.GetHeader("Authorization"); h != "" {
-		token, ok := bearer(h)
-		var principal string
-		var err error
-		if ok {
-			principal, err = s.cfg.Accounts.Principal(c.Request.Context(), token)
-		}
-		if !ok || err != nil {
-			c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
-			toolsProblem(c, contracts.ProblemUnauthenticated, "The bearer token is not one of an active account.")
-			return
-		}
-		c.Set(callerKey, principal)
-		c.Next()
-		return
-	}
-	c.Set(callerKey, "anonymous:"+c.RemoteIP())
-	c.Next()
 }
 
 // toolsProblem writes a problem document with an ADR-027 problem code and
@@ -140,6 +115,12 @@ func (s *Server) runTool(c *gin.Context) {
 	if !ok {
 		return
 	}
+	input, _ := req["input"].(map[string]any)
+	release, ok := s.admit(c, tool, input)
+	if !ok {
+		return
+	}
+	defer release()
 	params, err := wire.Encode(req["input"], wire.Limits{MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
 	if err != nil { // the body decoded within the same limits
 		toolsProblem(c, contracts.ProblemInvalidRequest, "The input cannot be encoded.")
@@ -166,6 +147,7 @@ func (s *Server) runItem(c *gin.Context, svc *registry.Service, params []byte, s
 	res, err := s.cfg.Executor.Compute(ctx, executor.Batch{RequestID: "run", Principal: c.GetString(callerKey), Items: items, Start: start})
 	switch {
 	case err == nil:
+		s.countRun(svc.Code(), &res.Results[0], time.Since(start))
 		return &res.Results[0], true
 	case c.Request.Context().Err() != nil:
 		c.Abort() // the client is gone

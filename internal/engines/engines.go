@@ -5,12 +5,15 @@
 package engines
 
 import (
+	"toolhost/internal/engines/netprobe"
 	"toolhost/internal/engines/pac"
 	"toolhost/internal/engines/pdf"
 	"toolhost/internal/native"
 )
 
-// Packages returns the native packages, in a fixed order.
+// Packages returns the native packages, in a fixed order. The network
+// probes are among them because the guard protects every route that runs
+// them (they need tools.net.probe; see docs/guard.md).
 func Packages() []*native.Package {
-	return []*native.Package{pac.Package(), pdf.Package()}
+	return []*native.Package{netprobe.Package(), pac.Package(), pdf.Package()}
 }

@@ -17,18 +17,24 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"toolhost/host"
+	"toolhost/internal/abuse"
 	"toolhost/internal/api"
 	"toolhost/internal/auth"
 	"toolhost/internal/catalog"
 	"toolhost/internal/engine"
+	"toolhost/internal/engines/netprobe"
 	"toolhost/internal/engines/pages"
 	"toolhost/internal/executor"
+	"toolhost/internal/guard"
 	"toolhost/internal/jobs"
+	"toolhost/internal/metrics"
 	"toolhost/internal/native"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
@@ -65,6 +71,24 @@ type Config struct {
 	// Jobs tunes the jobs subsystem (jobs.Config): its zero values take
 	// the subsystem's defaults.
 	Jobs JobsConfig
+	// Guard configures the guard in front of every run (docs/guard.md).
+	Guard GuardConfig
+	// ProbeAllow is the operator's allow-list of the network probes
+	// (comma-separated CIDRs, netprobe.AllowEnv), passed to the native
+	// workers; empty refuses every private and loopback target.
+	ProbeAllow string
+}
+
+// GuardConfig is the part of guard.Config a process chooses.
+type GuardConfig struct {
+	// Mode is guard.Report (the zero value) or guard.Enforce.
+	Mode guard.Mode
+	// Trusted are the proxy hops whose X-Forwarded-For is believed.
+	Trusted []netip.Prefix
+	// Quotas is the quota table; nil means guard.DefaultTable().
+	Quotas *guard.Table
+	// Now is the guard's clock (time.Now when nil); tests move it.
+	Now func() time.Time
 }
 
 // JobsConfig is the part of jobs.Config a process chooses; the rest
@@ -99,6 +123,9 @@ type Server struct {
 	registry   *registry.Registry
 	executor   *executor.Executor
 	jobs       *jobs.Service
+	abuse      *abuse.Log
+	metrics    *metrics.Metrics
+	guard      *guard.Guard
 	api        *api.Server
 	http       *http.Server
 }
@@ -138,6 +165,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if len(cfg.Natives) > 0 {
 		sc := cfg.Supervisor
 		sc.Logger = cfg.Logger
+		if cfg.ProbeAllow != "" {
+			sc.Env = append(slices.Clip(sc.Env), netprobe.AllowEnv+"="+cfg.ProbeAllow)
+		}
 		if s.supervisor, err = supervisor.New(sc); err != nil {
 			return nil, err
 		}
@@ -177,13 +207,32 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
+	s.metrics = metrics.New(metrics.WithLanes(func() metrics.Lanes {
+		p := s.executor.Pool()
+		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
+	}))
+	gc := guard.Config{Mode: cfg.Guard.Mode, Trusted: cfg.Guard.Trusted, Quotas: guard.DefaultTable(),
+		Now: cfg.Guard.Now, SessionCookie: auth.SessionCookie}
+	if cfg.Guard.Quotas != nil {
+		gc.Quotas = *cfg.Guard.Quotas
+	}
+	if s.guard, err = guard.New(gc); err != nil {
+		return nil, err
+	}
 	s.api = api.New(api.Config{
-		Jobs:     s.jobs,
-		OwnerKey: ownerKey(key),
-		Platform: cfg.Platform,
-		Accounts: principals{s.accounts},
-		Executor: s.executor,
-		Snapshot: s.registry.Snapshot,
+		Guard:       s.guard,
+		Credentials: credentials{s.accounts},
+		Abuse:       s.abuse,
+		Metrics:     s.metrics,
+		Jobs:        s.jobs,
+		OwnerKey:    ownerKey(key),
+		Platform:    cfg.Platform,
+		Accounts:    principals{s.accounts},
+		Executor:    s.executor,
+		Snapshot:    s.registry.Snapshot,
 		Capabilities: api.Capabilities{
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
@@ -192,8 +241,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Version:   cfg.Version,
 		Logger:    cfg.Logger,
 	})
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	mux.Handle("/", s.api.Handler())
 	s.http = &http.Server{
-		Handler:           s.api.Handler(),
+		Handler:           mux,
 		ReadHeaderTimeout: time.Duration(cfg.Platform.IngressTimeoutMS) * time.Millisecond,
 		// A response may take the longest request budget plus its
 		// reserve; the handler bounds itself, this only reaps stuck
@@ -260,6 +312,9 @@ func (s *Server) close(ctx context.Context) error {
 	if s.runtime != nil {
 		errs = append(errs, s.runtime.Close(ctx))
 	}
+	if s.abuse != nil {
+		errs = append(errs, s.abuse.Close())
+	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
 	}
@@ -277,6 +332,38 @@ func (p principals) Principal(ctx context.Context, token string) (string, error)
 		return "", err
 	}
 	return pr.Key, nil
+}
+
+// credentials adapts the accounts to the guard: a token resolves to a
+// user or app identity with the token's capabilities, a session cookie to
+// a session identity. The principal is the account's, app's or session's
+// key ("user:ID", "app:ID", "session:ID").
+type credentials struct{ a *auth.Accounts }
+
+func (c credentials) Token(ctx context.Context, token string) (guard.Identity, error) {
+	pr, err := c.a.Authenticate(ctx, token)
+	if err != nil {
+		return guard.Identity{}, err
+	}
+	return identity(pr)
+}
+
+func (c credentials) Session(ctx context.Context, value string) (guard.Identity, error) {
+	sess, err := c.a.Session(ctx, value)
+	if err != nil {
+		return guard.Identity{}, err
+	}
+	return identity(sess.Principal())
+}
+
+// identity maps an auth principal to a guard identity; the tiers share
+// their names.
+func identity(pr *auth.Principal) (guard.Identity, error) {
+	var tier guard.Tier
+	if err := tier.UnmarshalText([]byte(pr.Tier.String())); err != nil {
+		return guard.Identity{}, fmt.Errorf("mapping the tier of %s: %w", pr.Key, err)
+	}
+	return guard.Identity{Tier: tier, Principal: pr.Key, Capabilities: pr.Capabilities, Sandbox: pr.Sandbox}, nil
 }
 
 // signingKey reads the signing key at path, making it the first time:
@@ -330,3 +417,6 @@ func runtimeID() string {
 	}
 	return hex.EncodeToString(b[:])
 }
+
+// Abuse returns the process's abuse log, for the abuse command and tests.
+func (s *Server) Abuse() *abuse.Log { return s.abuse }

@@ -1,0 +1,437 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"toolhost/internal/auth"
+	"toolhost/internal/guard"
+	"toolhost/internal/server"
+)
+
+// The guard, end to end (issue 7, "Done means"): tiers, quotas with
+// Retry-After, proxies, probes and their capability, per-target throttles,
+// report mode and the abuse log without raw addresses.
+
+// allowance is a tools-run cell of n runs of cost each, refilled at one
+// run a minute (the tests freeze the guard's clock, so nothing refills
+// unless they move it).
+func allowance(n, cost int) guard.Allowance {
+	return guard.Allowance{Burst: n * cost, PerMinute: cost}
+}
+
+// smallTable gives tools-run 2, 3, 4, 5 and 1 runs of cost to anonymous,
+// session, user, app and sandbox callers.
+func smallTable(cost int) *guard.Table {
+	t := guard.DefaultTable()
+	t.Classes[guard.ClassRun] = guard.Class{
+		Anonymous: allowance(2, cost), Session: allowance(3, cost), User: allowance(4, cost),
+		App: allowance(5, cost), Sandbox: allowance(1, cost),
+	}
+	return &t
+}
+
+// guardClock is the guard's clock in a test.
+type guardClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *guardClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *guardClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// cred is how a request presents itself.
+type cred struct {
+	bearer, session string
+	header          http.Header
+}
+
+// send sends a JSON request with c's credentials.
+func (r *rig) send(method, path string, c cred, body []byte) (int, http.Header, []byte) {
+	r.t.Helper()
+	req, err := http.NewRequest(method, r.url+path, bytes.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
+	if c.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
+	}
+	if c.session != "" {
+		req.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: c.session})
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(resp.Body); err != nil {
+		r.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b.Bytes()
+}
+
+const hashRun = `{"input":{"operation":"digest","text":"abc","algorithm":"sha256"}}`
+
+// hashCost reads the hash tool's cost from its descriptor.
+func hashCost(t *testing.T) int {
+	t.Helper()
+	r := start(t, bundled(t))
+	var tool struct {
+		Cost       int    `json:"cost"`
+		QuotaClass string `json:"quotaClass"`
+	}
+	r.getJSON("/api/v1/tools/hash", &tool)
+	if tool.QuotaClass != guard.ClassRun || tool.Cost < 1 {
+		t.Fatalf("hash: class %q cost %d", tool.QuotaClass, tool.Cost)
+	}
+	return tool.Cost
+}
+
+// admitted runs hash as c until it is refused and returns the runs that
+// succeeded and the refusal.
+func (r *rig) admitted(c cred, most int) (n int, status int, h http.Header, body []byte) {
+	r.t.Helper()
+	for n = 0; n <= most; n++ {
+		status, h, body = r.send("POST", "/api/v1/tools/hash/run", c, []byte(hashRun))
+		if status != http.StatusOK {
+			return n, status, h, body
+		}
+		if h.Get("RateLimit-Policy") == "" || h.Get("RateLimit") == "" {
+			r.t.Errorf("run %d: no rate-limit fields: %v", n, h)
+		}
+	}
+	r.t.Fatalf("never refused after %d runs", n)
+	return
+}
+
+func TestGuardTiersAndRetry(t *testing.T) {
+	cost := hashCost(t)
+	clock := &guardClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	r := startConfigured(t, bundled(t), false, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce, Quotas: smallTable(cost), Now: clock.Now}
+	})
+	ctx := context.Background()
+	session, _, err := r.srv.Accounts().CreateSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := r.srv.Accounts().CreateAppToken(ctx, "acme", nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox, err := r.srv.Accounts().CreateAppToken(ctx, "acme-sandbox", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cred cred
+		want int
+	}{
+		{name: "anonymous", want: 2},
+		{name: "session", cred: cred{session: session}, want: 3},
+		{name: "user", cred: cred{bearer: r.token}, want: 4},
+		{name: "app", cred: cred{bearer: app}, want: 5},
+		{name: "sandbox", cred: cred{bearer: sandbox}, want: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, status, h, body := r.admitted(tt.cred, 10)
+			if n != tt.want {
+				t.Errorf("%d runs admitted, want %d", n, tt.want)
+			}
+			problemCode(t, "over the allowance", status, h, body, http.StatusTooManyRequests, "tools.caller.quota_exceeded")
+			secs, err := strconv.Atoi(h.Get("Retry-After"))
+			if err != nil || secs < 1 {
+				t.Fatalf("Retry-After %q", h.Get("Retry-After"))
+			}
+			if h.Get("RateLimit-Policy") == "" {
+				t.Errorf("no RateLimit-Policy on the 429: %v", h)
+			}
+		})
+	}
+
+	// A spoofed X-Forwarded-For from an untrusted peer changes nothing:
+	// the anonymous caller is still the loopback peer, whose bucket is
+	// spent.
+	spoofed := cred{header: http.Header{"X-Forwarded-For": {"203.0.113.9"}, "X-Real-Ip": {"203.0.113.10"}}}
+	status, h, body := r.send("POST", "/api/v1/tools/hash/run", spoofed, []byte(hashRun))
+	problemCode(t, "spoofed", status, h, body, http.StatusTooManyRequests, "tools.caller.quota_exceeded")
+
+	// After the Retry-After the run is admitted again.
+	secs, _ := strconv.Atoi(h.Get("Retry-After"))
+	clock.advance(time.Duration(secs) * time.Second)
+	if status, _, body := r.send("POST", "/api/v1/tools/hash/run", cred{}, []byte(hashRun)); status != http.StatusOK {
+		t.Fatalf("retry after Retry-After: %d %s", status, body)
+	}
+
+	// A credential that does not resolve is a 401, never anonymous.
+	status, h, body = r.send("POST", "/api/v1/tools/hash/run", cred{bearer: "th_nope"}, []byte(hashRun))
+	problemCode(t, "bad token", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	status, h, body = r.send("POST", "/api/v1/tools/hash/run", cred{session: "ths_nope"}, []byte(hashRun))
+	problemCode(t, "bad session", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+
+	// Parallel requests never over-admit: a fresh user with 4 runs.
+	carol, err := r.srv.Accounts().CreateToken(ctx, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, quota := 0, 0
+	for range 12 {
+		wg.Go(func() {
+			status, _, _ := r.send("POST", "/api/v1/tools/hash/run", cred{bearer: carol}, []byte(hashRun))
+			mu.Lock()
+			defer mu.Unlock()
+			switch status {
+			case http.StatusOK:
+				ok++
+			case http.StatusTooManyRequests:
+				quota++
+			}
+		})
+	}
+	wg.Wait()
+	// The guard admits exactly 4; the executor may still turn some of
+	// those away as overloaded (its own per-principal capacity).
+	if ok > 4 || quota != 8 {
+		t.Errorf("%d parallel runs succeeded and %d were refused by the quota, want at most 4 and 8", ok, quota)
+	}
+
+	// The metrics are served, with no address in them.
+	status, _, body = r.do("GET", "/metrics", "", nil)
+	if status != http.StatusOK || !bytes.Contains(body, []byte("quota_exceeded")) || bytes.Contains(body, []byte("127.0.0.1")) {
+		t.Errorf("/metrics: %d\n%s", status, body)
+	}
+}
+
+// TestGuardReportMode: what enforce refuses, report lets through and logs.
+func TestGuardReportMode(t *testing.T) {
+	cost := hashCost(t)
+	clock := &guardClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Report, Quotas: smallTable(cost), Now: clock.Now}
+	})
+	for i := range 4 {
+		status, h, body := r.send("POST", "/api/v1/tools/hash/run", cred{}, []byte(hashRun))
+		if status != http.StatusOK {
+			t.Fatalf("run %d in report mode: %d %s", i, status, body)
+		}
+		if i >= 2 && h.Get("Retry-After") == "" {
+			t.Errorf("run %d: the headers enforcement would send are missing: %v", i, h)
+		}
+	}
+	rows, err := r.srv.Abuse().List(context.Background(), time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d abuse rows, want 2: %+v", len(rows), rows)
+	}
+	for _, row := range rows {
+		if !row.Reported || row.Reason != string(guard.ReasonQuotaExceeded) || row.Tool != "hash" || row.Caller == "" {
+			t.Errorf("row %+v", row)
+		}
+	}
+
+	// Authentication and capabilities are enforced in report mode too:
+	// they protect the probes, whose workers do not know the caller.
+	probe := []byte(`{"input":{"operation":"check","host":"192.0.2.1","ports":[80]}}`)
+	status, h, body := r.send("POST", "/api/v1/tools/port_check/run", cred{}, probe)
+	problemCode(t, "anonymous probe in report mode", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	status, h, body = r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: r.token}, probe)
+	problemCode(t, "probe without the capability in report mode", status, h, body, http.StatusForbidden, "tools.caller.forbidden")
+}
+
+// TestGuardProbes: the probes need a capability token; private targets
+// are refused unless allowed; the per-target throttle spans callers; the
+// seed-000 compute route refuses a probe to a token without the
+// capability.
+func TestGuardProbes(t *testing.T) {
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce}
+		c.ProbeAllow = "127.0.0.0/8"
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	probe := func(host string) []byte {
+		return []byte(fmt.Sprintf(`{"input":{"operation":"check","host":%q,"ports":[%d]}}`, host, port))
+	}
+	ctx := context.Background()
+	bob, err := r.srv.Accounts().CreateUserToken(ctx, "bob", []string{auth.CapabilityNetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dave, err := r.srv.Accounts().CreateUserToken(ctx, "dave", []string{auth.CapabilityNetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	status, h, body := r.send("POST", "/api/v1/tools/port_check/run", cred{}, probe("127.0.0.1"))
+	problemCode(t, "anonymous probe", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	status, h, body = r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: r.token}, probe("127.0.0.1"))
+	problemCode(t, "probe without the capability", status, h, body, http.StatusForbidden, "tools.caller.forbidden")
+
+	status, _, body = r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: bob}, probe("127.0.0.1"))
+	var run struct {
+		Status string `json:"status"`
+		Result struct {
+			Ports []struct {
+				State string `json:"state"`
+			} `json:"ports"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &run); status != http.StatusOK || err != nil || run.Status != "succeeded" ||
+		len(run.Result.Ports) != 1 || run.Result.Ports[0].State != "open" {
+		t.Fatalf("probe with the capability: %d %s", status, body)
+	}
+
+	// A private address outside the allow-list is refused by the tool.
+	status, _, body = r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: dave}, probe("10.0.0.1"))
+	if status == http.StatusOK && !bytes.Contains(body, []byte(`"failed"`)) {
+		t.Errorf("a probe at a private address: %d %s", status, body)
+	}
+	if !bytes.Contains(body, []byte("invalid")) {
+		t.Errorf("a probe at a private address: %d %s", status, body)
+	}
+
+	// The per-target throttle spans callers: bob ran once against
+	// 127.0.0.1; bob and dave share the remaining runs.
+	callers := []string{bob, dave}
+	admitted := 1
+	for i := 0; ; i++ {
+		status, h, body = r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: callers[i%2]}, probe("127.0.0.1"))
+		if status != http.StatusOK {
+			break
+		}
+		admitted++
+		if i > 20 {
+			t.Fatal("never throttled")
+		}
+	}
+	problemCode(t, "throttled target", status, h, body, http.StatusTooManyRequests, "tools.caller.throttled")
+	if admitted != 6 || h.Get("Retry-After") == "" {
+		t.Errorf("%d runs against one target admitted (want 6), Retry-After %q", admitted, h.Get("Retry-After"))
+	}
+	// Another target is not throttled.
+	if status, _, body := r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: dave}, probe("127.0.0.2")); status != http.StatusOK {
+		t.Errorf("another target: %d %s", status, body)
+	}
+
+	// The seed-000 compute route refuses a probe item to a token without
+	// the capability, before anything runs.
+	item := r.item("p", "port_check", map[string]any{"operation": "check", "host": "127.0.0.1", "ports": []int{port}})
+	status, h, body = r.do("POST", "/api/v1/tools/compute", r.token, encode(t, map[string]any{"request_id": "probe", "items": []any{item}}))
+	if status != http.StatusForbidden {
+		t.Errorf("compute of a probe without the capability: %d %s", status, body)
+	}
+}
+
+// TestGuardNoRawAddress: after a run of refusals the abuse table and the
+// server's log hold no raw client address. The client connects from
+// 127.0.0.2 so that the listener's own address (127.0.0.1) in the log does
+// not count.
+func TestGuardNoRawAddress(t *testing.T) {
+	cost := hashCost(t)
+	logs := &syncBuffer{}
+	var dataDir string
+	r := startConfigured(t, bundled(t), false, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce, Quotas: smallTable(cost)}
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		dataDir = c.DataDir
+	})
+	const client = "127.0.0.2"
+	r.client.Transport = &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(client)}}).DialContext}
+	refused := 0
+	for range 6 {
+		if status, _, _ := r.send("POST", "/api/v1/tools/hash/run", cred{}, []byte(hashRun)); status == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	r.send("POST", "/api/v1/tools/hash/run", cred{bearer: "th_nope"}, []byte(hashRun))
+	if refused != 4 {
+		t.Fatalf("%d refusals, want 4", refused)
+	}
+	rows, err := r.srv.Abuse().List(context.Background(), time.Time{}, 0)
+	if err != nil || len(rows) != 5 {
+		t.Fatalf("abuse rows %+v, %v", rows, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dataDir, server.DatabaseFile+"*"))
+	if len(files) == 0 {
+		t.Fatal("no database file")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(client)) {
+			t.Errorf("%s holds the raw client address", filepath.Base(f))
+		}
+	}
+	if bytes.Contains([]byte(logs.String()), []byte(client)) {
+		t.Errorf("the log holds the raw client address:\n%s", logs.String())
+	}
+	for _, row := range rows {
+		if bytes.Contains([]byte(row.Caller+row.Principal), []byte(client)) {
+			t.Errorf("row %+v", row)
+		}
+	}
+}
