@@ -83,3 +83,42 @@ func asHostError(err error, target **host.Error) bool {
 	}
 	return ok
 }
+
+// The same module loaded twice, at once, shares its compiled code: closing
+// one Module leaves the other whole (wazero keeps one compiled module per
+// content in a runtime, and closing a handle deletes it for all).
+func TestSameModuleLoadedTwice(t *testing.T) {
+	wasm := testmodule.Go(t, "testdata/guests/counter")
+	r := newRuntime(t, host.Config{})
+	mods := make([]*host.Module, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range mods {
+		wg.Go(func() { mods[i], errs[i] = r.Load(context.Background(), wasm) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+	if err := mods[0].Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := mods[1].Call(context.Background(), "compute", envelope(`{"operation":"count"}`), host.Limits{})
+	if err != nil || string(res.Output) != counterWant {
+		t.Fatalf("the other module after one was closed: %v %v", res, err)
+	}
+	if err := mods[1].Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Loaded again after both were closed, it compiles afresh.
+	m, err := r.Load(context.Background(), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	if res, err := m.Call(context.Background(), "compute", envelope(`{"operation":"count"}`), host.Limits{}); err != nil || string(res.Output) != counterWant {
+		t.Fatalf("reloaded: %v %v", res, err)
+	}
+}

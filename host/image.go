@@ -130,11 +130,11 @@ func (img *memoryImage) close() {
 }
 
 // preinitialise runs _initialize in a template instance of the instrumented
-// module and returns the module recompiled from its captured state, with
-// the memory image.
-func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrument.Options, compiled wazero.CompiledModule, info instrument.Info) (wazero.CompiledModule, *memoryImage, error) {
+// module and returns the module recompiled from its captured state, the
+// func that lets go of it (see Runtime.compile), and the memory image.
+func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrument.Options, compiled wazero.CompiledModule, info instrument.Info) (wazero.CompiledModule, func(context.Context) error, *memoryImage, error) {
 	if info.Memory == nil || !info.Memory.Exported || info.Memory.Imported {
-		return nil, nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
+		return nil, nil, nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
 	}
 	runCtx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
@@ -143,16 +143,16 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	runCtx = experimental.WithMemoryAllocator(runCtx, allocator{s: s})
 	inst, err := r.wazero.InstantiateModule(runCtx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: instantiating the template: %w", errNotImaged, err)
+		return nil, nil, nil, fmt.Errorf("%w: instantiating the template: %w", errNotImaged, err)
 	}
 	defer inst.Close(context.Background())
 	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	if fuel == nil {
-		return nil, nil, fmt.Errorf("%w: no fuel global", errNotImaged)
+		return nil, nil, nil, fmt.Errorf("%w: no fuel global", errNotImaged)
 	}
 	fuel.Set(uint64(imageFuel))
 	if _, err := inst.ExportedFunction("_initialize").Call(runCtx); err != nil {
-		return nil, nil, fmt.Errorf("%w: _initialize failed: %w", errNotImaged, err)
+		return nil, nil, nil, fmt.Errorf("%w: _initialize failed: %w", errNotImaged, err)
 	}
 	img := &instrument.Image{Globals: map[uint32]uint64{}}
 	for _, g := range info.Globals {
@@ -161,7 +161,7 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 		}
 		eg := inst.ExportedGlobal(g.Export)
 		if eg == nil {
-			return nil, nil, fmt.Errorf("%w: global %d is not exported", errNotImaged, g.Index)
+			return nil, nil, nil, fmt.Errorf("%w: global %d is not exported", errNotImaged, g.Index)
 		}
 		img.Globals[g.Index] = eg.Get()
 	}
@@ -169,17 +169,17 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	size := mem.Size()
 	contents, ok := mem.Read(0, size)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: reading memory", errNotImaged)
+		return nil, nil, nil, fmt.Errorf("%w: reading memory", errNotImaged)
 	}
 	img.MemoryPages = size >> 16
 	opts.Image = img
 	imaged, _, err := instrument.Rewrite(wasm, opts)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errNotImaged, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", errNotImaged, err)
 	}
-	recompiled, err := r.wazero.CompileModule(ctx, imaged)
+	recompiled, release, err := r.compile(ctx, imaged)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
+		return nil, nil, nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
 	}
-	return recompiled, newMemoryImage(append([]byte(nil), contents...)), nil
+	return recompiled, release, newMemoryImage(append([]byte(nil), contents...)), nil
 }

@@ -28,6 +28,7 @@ const startFuel = 1_000_000_000
 type Module struct {
 	rt             *Runtime
 	compiled       wazero.CompiledModule
+	release        func(context.Context) error // lets go of compiled (shared; see Runtime.compile)
 	exports        []string
 	callable       map[string]bool // exports of type () -> i32
 	minMemoryBytes uint64
@@ -56,20 +57,20 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
 	}
-	compiled, err := r.wazero.CompileModule(ctx, rewritten)
+	compiled, release, err := r.compile(ctx, rewritten)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
 	}
-	m := &Module{rt: r, compiled: compiled}
+	m := &Module{rt: r, compiled: compiled, release: release}
 	if err := m.checkImports(); err != nil {
-		compiled.Close(ctx)
+		release(ctx)
 		return nil, err
 	}
 	for name, def := range compiled.ExportedFunctions() {
 		m.exports = append(m.exports, name)
 		if name == "_initialize" {
 			if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
-				compiled.Close(ctx)
+				release(ctx)
 				return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
 			}
 			m.initialize = true
@@ -77,10 +78,10 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	}
 	slices.Sort(m.exports)
 	if m.initialize && !r.cfg.NoPreinitialise {
-		imaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info)
+		imaged, releaseImaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info)
 		if err == nil {
-			compiled.Close(ctx)
-			m.compiled, m.image, m.initialize = imaged, img, false
+			release(ctx)
+			m.compiled, m.release, m.image, m.initialize = imaged, releaseImaged, img, false
 			r.track(img)
 		} else {
 			m.imageErr = err
@@ -136,7 +137,7 @@ func (m *Module) Close(ctx context.Context) error {
 	if m.image != nil {
 		m.image.close()
 	}
-	return m.compiled.Close(ctx)
+	return m.release(ctx)
 }
 
 // Call runs export in a fresh instance with input as the Extism input and

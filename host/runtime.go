@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sync"
 
@@ -33,9 +34,10 @@ type Runtime struct {
 	wazero  wazero.Runtime
 	allowed map[string]map[string]bool // import module → function names
 
-	mu     sync.Mutex
-	closed bool
-	images []*memoryImage // stopped by Close with the runtime
+	mu       sync.Mutex
+	closed   bool
+	images   []*memoryImage                        // stopped by Close with the runtime
+	compiled map[[sha256.Size]byte]*sharedCompiled // by module content; see compile
 }
 
 // track registers an image whose restorer Close must stop.

@@ -1,0 +1,71 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// wazero keeps one compiled module per module content in a runtime: a
+// second CompileModule of the same bytes returns a handle on the same
+// engine entry, and closing any handle deletes that entry under the
+// others, whose next instantiation then fails inside the engine. The same
+// bytes are compiled more than once whenever two files hold one module
+// (a duplicate in the tools folder, a replaced module coming back) or two
+// loads run at once. So the runtime shares each compiled module among its
+// holders and closes it when the last one lets go.
+
+// sharedCompiled is one compiled module and its holders.
+type sharedCompiled struct {
+	ready    chan struct{} // closed once compiled or err is set
+	compiled wazero.CompiledModule
+	err      error
+	refs     int
+}
+
+// compile returns the compiled module of wasm, compiling it on first use,
+// and a release func that the holder calls exactly once instead of
+// closing the module.
+func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, func(context.Context) error, error) {
+	key := sha256.Sum256(wasm)
+	r.mu.Lock()
+	if r.compiled == nil {
+		r.compiled = map[[sha256.Size]byte]*sharedCompiled{}
+	}
+	s, ok := r.compiled[key]
+	if !ok {
+		s = &sharedCompiled{ready: make(chan struct{})}
+		r.compiled[key] = s
+	}
+	s.refs++
+	r.mu.Unlock()
+	if !ok {
+		s.compiled, s.err = r.wazero.CompileModule(ctx, wasm)
+		close(s.ready)
+	} else {
+		<-s.ready
+	}
+	var once sync.Once
+	release := func(ctx context.Context) (err error) {
+		once.Do(func() {
+			r.mu.Lock()
+			s.refs--
+			last := s.refs == 0
+			if last {
+				delete(r.compiled, key)
+			}
+			r.mu.Unlock()
+			if last && s.compiled != nil {
+				err = s.compiled.Close(ctx)
+			}
+		})
+		return err
+	}
+	if s.err != nil {
+		release(ctx)
+		return nil, nil, s.err
+	}
+	return s.compiled, release, nil
+}
