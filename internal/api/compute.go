@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"toolhost/internal/catalog"
 	"toolhost/internal/executor"
+	"toolhost/internal/guard"
 	"toolhost/internal/schema"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
@@ -74,6 +76,12 @@ func (s *Server) compute(c *gin.Context) {
 		problem(c, http.StatusForbidden, "forbidden", "The token lacks the capability the tool "+strconv.Quote(tool)+" needs; nothing of the batch ran.")
 		return
 	}
+
+	release, ok := s.admitBatch(c, batch.Items)
+	if !ok {
+		return
+	}
+	defer release()
 
 	// The batch runs under the largest request budget of its items; the
 	// request's context also ends when the client goes away, which
@@ -218,4 +226,80 @@ func (s *Server) lackedCapability(c *gin.Context, items []executor.Item) (string
 		}
 	}
 	return "", true
+}
+
+// admitBatch admits a compute batch with the guard before any item runs
+// (docs/guard.md, "The compute route"): once per distinct quota class
+// among its resolvable items, with the summed cost of that class's items,
+// so that the batch holds one concurrency slot per class, not one per
+// item. Items naming an unknown tool are not counted: the executor answers
+// them per item without running anything. A refusal of any class refuses
+// the whole batch before anything runs, with a seed-000 problem (the
+// reason as its code, Retry-After and the RateLimit fields on a 429); the
+// slots of the classes admitted before it are released, their spent cost
+// is not refunded. In report mode a would-be refusal is logged and the
+// batch goes on. The release func (never nil) frees every slot; call it
+// when the batch ends. Capabilities are checked before, by
+// lackedCapability; per-target throttles do not apply to batches.
+func (s *Server) admitBatch(c *gin.Context, items []executor.Item) (func(), bool) {
+	caller, err := s.guard.Resolve(c.Request, s.cfg.Credentials)
+	if err != nil {
+		// authenticate accepted the token an instant ago: it was revoked
+		// in between.
+		unauthorized(c)
+		return func() {}, false
+	}
+	snap := s.cfg.Snapshot()
+	classes := map[string]*guard.Request{}
+	for _, it := range items {
+		svc, ok := snap.Service(it.ToolCode)
+		if !ok {
+			continue
+		}
+		t := catalog.Tool(svc)
+		req, ok := classes[t.QuotaClass]
+		if !ok {
+			// The bearer token is at least a user: the anonymous flag
+			// and the capability (checked already) do not apply.
+			req = &guard.Request{Tool: t.ID, QuotaClass: t.QuotaClass, Anonymous: true}
+			classes[t.QuotaClass] = req
+		}
+		req.Cost += max(t.Cost, 1)
+	}
+	var releases []func()
+	releaseAll := func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	for _, class := range slices.Sorted(maps.Keys(classes)) {
+		d, release, ok := s.decide(c, caller, *classes[class])
+		if !ok {
+			releaseAll()
+			batchRefusal(c, d)
+			return func() {}, false
+		}
+		releases = append(releases, release)
+	}
+	return releaseAll, true
+}
+
+// batchRefusal writes the seed-000 problem of a refused batch: the guard's
+// status and reason code; a 429 is retryable, with the Retry-After the
+// decision set.
+func batchRefusal(c *gin.Context, d guard.Decision) {
+	p := Problem{Status: d.Status, Code: string(d.Reason)}
+	switch d.Reason {
+	case guard.ReasonCostExceedsAllowance:
+		p.Detail = "The batch costs more than the caller's tier may ever spend at once; nothing of it ran, and waiting will not help."
+	case guard.ReasonChallenge:
+		p.Detail = "The request did not pass the challenge; nothing of the batch ran."
+	default:
+		p.Detail = "The caller's allowance for this kind of run is spent; nothing of the batch ran. Retry after the Retry-After."
+	}
+	if d.Status == http.StatusTooManyRequests {
+		retryable := true
+		p.Retryable = &retryable
+	}
+	writeProblem(c, p)
 }

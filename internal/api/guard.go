@@ -98,8 +98,21 @@ func egressTarget(input map[string]any) string {
 // whose workers do not know the caller. The release func (never nil) ends
 // the run's concurrency slots; call it when the run ends.
 func (s *Server) admit(c *gin.Context, tool contracts.Tool, input map[string]any) (func(), bool) {
-	caller := guardCaller(c)
-	d, release := s.guard.Admit(c.Request.Context(), caller, guardRequest(tool, input))
+	d, release, ok := s.decide(c, guardCaller(c), guardRequest(tool, input))
+	if !ok {
+		s.refuse(c, d)
+	}
+	return release, ok
+}
+
+// decide asks the guard whether caller may run req and records the
+// decision: the rate-limit headers on the answer, the abuse-log row and
+// the metrics of a refused or reported decision. It reports false for a
+// refusal, with nothing held, and leaves the problem to its caller, which
+// writes it in its route's style. The release func (never nil) ends the
+// run's concurrency slots.
+func (s *Server) decide(c *gin.Context, caller guard.Caller, req guard.Request) (guard.Decision, func(), bool) {
+	d, release := s.guard.Admit(c.Request.Context(), caller, req)
 	for k, v := range d.Header {
 		c.Writer.Header()[k] = v
 	}
@@ -107,16 +120,15 @@ func (s *Server) admit(c *gin.Context, tool contracts.Tool, input map[string]any
 	m := s.cfg.Metrics
 	if d.Reason != "" && (!d.Allowed || hard) {
 		release()
-		s.recordAbuse(c, abuse.Entry{IP: caller.IP, Principal: caller.Principal, Tool: tool.ID, Reason: string(d.Reason)})
+		s.recordAbuse(c, abuse.Entry{IP: caller.IP, Principal: caller.Principal, Tool: req.Tool, Reason: string(d.Reason)})
 		if m != nil {
 			m.CountRefusal(string(d.Reason))
 			m.CountQuotaDecision(d.Class, d.Column, "refused")
 		}
-		s.refuse(c, d)
-		return func() {}, false
+		return d, func() {}, false
 	}
 	if d.Reported {
-		s.recordAbuse(c, abuse.Entry{IP: caller.IP, Principal: caller.Principal, Tool: tool.ID, Reason: string(d.Reason), Reported: true})
+		s.recordAbuse(c, abuse.Entry{IP: caller.IP, Principal: caller.Principal, Tool: req.Tool, Reason: string(d.Reason), Reported: true})
 	}
 	if m != nil {
 		decision := "allowed"
@@ -125,7 +137,7 @@ func (s *Server) admit(c *gin.Context, tool contracts.Tool, input map[string]any
 		}
 		m.CountQuotaDecision(d.Class, d.Column, decision)
 	}
-	return release, true
+	return d, release, true
 }
 
 // refuse writes the problem of a refused decision.

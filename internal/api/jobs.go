@@ -174,19 +174,20 @@ func (s *Server) submitJob(c *gin.Context) {
 		return
 	}
 	// The quota is spent at submission; the concurrency slots are held
-	// only while the job is submitted.
+	// for the job's whole life (holdUntilFinal).
 	release, ok := s.admit(c, tool, req.Input)
 	if !ok {
 		return
 	}
-	defer release()
 	if mp != nil {
 		files = mp.uploads(fileNames(tool))
 	}
 	job, ok := s.submit(c, svc, tool, req.Input, req.References, files)
 	if !ok {
+		release()
 		return
 	}
+	s.holdUntilFinal(job, release)
 	c.Header("Location", contracts.JobLocation(job.ID))
 	s.writeJob(c, http.StatusAccepted, job)
 }
@@ -470,12 +471,40 @@ func (s *Server) getJob(c *gin.Context) {
 	s.writeJob(c, http.StatusOK, job)
 }
 
+// retryJob is POST /jobs/:id/retry. A retry runs the tool again, so it is
+// admitted like a submission: the job's tool (its type and input "tool")
+// gives the quota class, cost, anonymity and capability, and a refusal is
+// written as on every other route. The job is read first, so that a job
+// the caller does not own costs nothing and stays a 404. A job whose tool
+// is gone is not admitted against anything: its retry fails as
+// unknown_tool without running.
 func (s *Server) retryJob(c *gin.Context) {
-	job, err := s.cfg.Jobs.Retry(c.Request.Context(), c.Param("id"), s.owner(c))
+	ctx := c.Request.Context()
+	old, err := s.cfg.Jobs.Get(ctx, c.Param("id"), s.owner(c))
 	if err != nil {
 		s.jobsProblem(c, err)
 		return
 	}
+	var input map[string]any
+	_ = json.Unmarshal(old.Input, &input)
+	op, _ := input["tool"].(string)
+	release := func() {}
+	if svc, ok := catalog.JobTool(s.cfg.Snapshot(), old.Type, op); ok {
+		tool := catalog.Tool(svc)
+		if !s.admitJobTool(c, tool) {
+			return
+		}
+		if release, ok = s.admit(c, tool, input); !ok {
+			return
+		}
+	}
+	job, err := s.cfg.Jobs.Retry(ctx, c.Param("id"), s.owner(c))
+	if err != nil {
+		release()
+		s.jobsProblem(c, err)
+		return
+	}
+	s.holdUntilFinal(job, release)
 	s.writeJob(c, http.StatusOK, job)
 }
 
@@ -644,17 +673,19 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 		jobInput[k] = v
 	}
 	jobInput["tool"] = tool.Run.Job.Operation
-	// The job's concurrency slots are held while the route waits for it;
-	// the quota is spent at submission.
+	// The quota is spent at submission; the job's concurrency slots are
+	// held for its whole life (holdUntilFinal), not only while the route
+	// waits for it.
 	release, ok := s.admit(c, tool, input)
 	if !ok {
 		return
 	}
-	defer release()
 	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
 	if !ok {
+		release()
 		return
 	}
+	s.holdUntilFinal(job, release)
 	job = s.await(c.Request.Context(), job, wait)
 	s.answerJobRun(c, tool, job)
 }
@@ -683,6 +714,36 @@ func runRequestParts(req map[string]any, wait time.Duration) (map[string]any, []
 		}
 	}
 	return input, refs, wait
+}
+
+// holdUntilFinal holds a job's concurrency slots for its whole life: it
+// calls release once job reaches a final state, from a goroutine that
+// follows the job's events. The goroutine ends with the job, or when the
+// jobs subsystem closes (server shutdown), which releases the slots too;
+// it never outlives the jobs subsystem. When the job cannot be followed
+// (it is final already, or the subsystem is closing) release is called
+// at once. release must be safe to call more than once.
+func (s *Server) holdUntilFinal(job *jobs.Job, release func()) {
+	if job.State.Final() {
+		release()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := s.cfg.Jobs.Subscribe(ctx, job.ID, job.Owner)
+	if err != nil {
+		cancel()
+		release()
+		return
+	}
+	go func() {
+		defer cancel()
+		defer release()
+		for ev := range ch {
+			if ev.Kind == jobs.EventState && ev.State.Final() {
+				return
+			}
+		}
+	}()
 }
 
 // await waits up to wait for job to reach a final state and returns it as

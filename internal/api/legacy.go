@@ -257,19 +257,21 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, tool contracts
 	jobInput := maps.Clone(input)
 	maps.Copy(jobInput, tool.Run.Job.Preset)
 	jobInput["tool"] = tool.Run.Job.Operation
+	// The job's concurrency slots are held for its whole life.
 	release, ok := s.admit(c, tool, input)
 	if !ok {
 		return
 	}
-	defer release()
 	var files iter.Seq2[jobs.Upload, error]
 	if mp != nil {
 		files = mp.uploads(fileNames(tool))
 	}
 	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
 	if !ok {
+		release()
 		return
 	}
+	s.holdUntilFinal(job, release)
 	job = s.await(c.Request.Context(), job, DefaultRunWait)
 	d, err := s.document(c.Request.Context(), job)
 	if err != nil {

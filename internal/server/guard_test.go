@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -433,5 +434,255 @@ func TestGuardNoRawAddress(t *testing.T) {
 		if bytes.Contains([]byte(row.Caller+row.Principal), []byte(client)) {
 			t.Errorf("row %+v", row)
 		}
+	}
+}
+
+// jobTable gives tools-job n runs of cost 1 to users, refilled at one a
+// minute (the tests freeze the guard's clock), with at most concurrent of
+// them in flight per caller (0 for no limit).
+func jobTable(n, concurrent int) *guard.Table {
+	t := guard.DefaultTable()
+	c := t.Classes[guard.ClassJob]
+	c.User = guard.Allowance{Burst: n, PerMinute: 1, ConcurrentPerCaller: concurrent}
+	t.Classes[guard.ClassJob] = c
+	return &t
+}
+
+// submitSleeper submits a sleeper job of ms as token and returns its id,
+// or fails.
+func (r *rig) submitSleeper(token string, ms int) string {
+	r.t.Helper()
+	status, _, body := r.do("POST", "/api/v1/jobs", token, []byte(`{"type":"test","input":{"tool":"sleep","ms":`+strconv.Itoa(ms)+`}}`))
+	var d jobDoc
+	if err := json.Unmarshal(body, &d); err != nil || status != http.StatusAccepted {
+		r.t.Fatalf("submit: %d %s", status, body)
+	}
+	return d.ID
+}
+
+// metricsText scrapes /metrics.
+func (r *rig) metricsText() string {
+	r.t.Helper()
+	status, _, body := r.do("GET", "/metrics", "", nil)
+	if status != http.StatusOK {
+		r.t.Fatalf("/metrics: %d %s", status, body)
+	}
+	return string(body)
+}
+
+// TestGuardJobRunsAndRetry: job runs are counted by tool and outcome with
+// their durations; a retry is admitted like a submission and refused as
+// elsewhere (429 problem with Retry-After and RateLimit, an abuse row, the
+// refusal in the metrics).
+func TestGuardJobRunsAndRetry(t *testing.T) {
+	clock := &guardClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Natives = testNatives()
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+		c.Guard = server.GuardConfig{Mode: guard.Enforce, Quotas: jobTable(3, 0), Now: clock.Now}
+	})
+	id := r.submitSleeper(r.token, 10)
+	if d := r.final(id); d.State != "succeeded" {
+		t.Fatalf("the job: %+v", d)
+	}
+	m := r.metricsText()
+	for _, want := range []string{
+		`toolhost_runs_total{outcome="success",tool="sleeper"} 1`,
+		`toolhost_item_duration_seconds_count{tool="sleeper"} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
+	// A job cancelled while it runs, retried (the third run of the
+	// allowance) and cancelled again.
+	cancelRunning := func(id string) {
+		t.Helper()
+		eventually(t, "the job runs", func() bool { return r.job(id, r.token).State == "running" })
+		if status, _, body := r.do("POST", "/api/v1/jobs/"+id+"/cancel", r.token, nil); status != http.StatusOK {
+			t.Fatalf("cancel: %d %s", status, body)
+		}
+		if d := r.final(id); d.State != "cancelled" {
+			t.Fatalf("the cancelled job: %+v", d)
+		}
+	}
+	slow := r.submitSleeper(r.token, 3000)
+	cancelRunning(slow)
+	status, _, body := r.do("POST", "/api/v1/jobs/"+slow+"/retry", r.token, nil)
+	if status != http.StatusOK {
+		t.Fatalf("retry: %d %s", status, body)
+	}
+	cancelRunning(slow)
+	// The fourth run is refused, with nothing retried.
+	status, h, body := r.do("POST", "/api/v1/jobs/"+slow+"/retry", r.token, nil)
+	problemCode(t, "retry over the allowance", status, h, body, http.StatusTooManyRequests, "tools.caller.quota_exceeded")
+	if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 || h.Get("RateLimit") == "" || h.Get("RateLimit-Policy") == "" {
+		t.Errorf("refused retry headers: %v", h)
+	}
+	if d := r.job(slow, r.token); d.State != "cancelled" {
+		t.Errorf("the refused retry changed the job: %+v", d)
+	}
+	rows, err := r.srv.Abuse().List(context.Background(), time.Time{}, 0)
+	if err != nil || len(rows) != 1 || rows[0].Tool != "sleeper" || rows[0].Reason != string(guard.ReasonQuotaExceeded) {
+		t.Errorf("abuse rows %+v, %v", rows, err)
+	}
+	m = r.metricsText()
+	for _, want := range []string{
+		`toolhost_runs_total{outcome="success",tool="sleeper"} 1`,
+		`toolhost_runs_total{outcome="cancelled",tool="sleeper"} 2`,
+		`toolhost_item_duration_seconds_count{tool="sleeper"} 3`,
+		`toolhost_refusals_total{reason="quota_exceeded"} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// A job the caller does not own is a 404 and costs nothing.
+	bob, err := r.srv.Accounts().CreateToken(context.Background(), "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, h, body = r.do("POST", "/api/v1/jobs/"+id+"/retry", bob, nil)
+	problemCode(t, "retry of another's job", status, h, body, http.StatusNotFound, "tools.job.not_found")
+}
+
+// TestGuardJobHoldsSlot: a job holds its concurrency slot for its whole
+// life, not only while the route waits for it; the slot comes back when
+// the job reaches a final state.
+func TestGuardJobHoldsSlot(t *testing.T) {
+	clock := &guardClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Natives = testNatives()
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+		c.Guard = server.GuardConfig{Mode: guard.Enforce, Quotas: jobTable(10, 1), Now: clock.Now}
+	})
+	// The run route answers 202 after its wait; the job still runs and
+	// still holds the caller's only slot.
+	status, _, body := r.do("POST", "/api/v1/tools/sleeper/run", r.token, []byte(`{"input":{"ms":3000},"wait_ms":1}`))
+	var run struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &run); status != http.StatusAccepted || err != nil || run.ID == "" {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	status, h, body := r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"test","input":{"tool":"sleep","ms":10}}`))
+	problemCode(t, "a second job while the first runs", status, h, body, http.StatusTooManyRequests, "tools.caller.quota_exceeded")
+	if h.Get("Retry-After") == "" {
+		t.Errorf("no Retry-After: %v", h)
+	}
+	// Another caller has a slot of its own.
+	bob, err := r.srv.Accounts().CreateToken(context.Background(), "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobs := r.submitSleeper(bob, 10)
+
+	// Once the first job is final, the slot is back.
+	if status, _, body := r.do("POST", "/api/v1/jobs/"+run.ID+"/cancel", r.token, nil); status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", status, body)
+	}
+	if d := r.final(run.ID); d.State != "cancelled" {
+		t.Fatalf("the first job: %+v", d)
+	}
+	var next string
+	eventually(t, "the slot comes back", func() bool {
+		status, _, body := r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"test","input":{"tool":"sleep","ms":2000}}`))
+		var d jobDoc
+		if status == http.StatusAccepted && json.Unmarshal(body, &d) == nil {
+			next = d.ID
+			return true
+		}
+		return false
+	})
+	// A job still running at shutdown holds its slot until then; the
+	// shutdown releases it (goleak in TestMain sees no follower left).
+	if d := r.job(next, r.token); d.State == "succeeded" {
+		t.Errorf("the next job ended too soon to be held at shutdown: %+v", d)
+	}
+	r.token = bob
+	if d := r.final(bobs); d.State != "succeeded" {
+		t.Errorf("bob's job: %+v", d)
+	}
+}
+
+// TestGuardComputeBatch: the seed-000 compute route counts against the
+// quotas: a batch is admitted once per quota class with the summed cost of
+// its items (one concurrency slot per class, so a batch larger than the
+// caller's concurrency runs), and a refusal refuses the whole batch before
+// any item runs.
+func TestGuardComputeBatch(t *testing.T) {
+	cost := hashCost(t)
+	clock := &guardClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	table := smallTable(cost)
+	c := table.Classes[guard.ClassRun]
+	c.User.ConcurrentPerCaller = 1
+	table.Classes[guard.ClassRun] = c
+	r := startConfigured(t, bundled(t), false, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce, Quotas: table, Now: clock.Now}
+	})
+	batch := func(id string, n int) []byte {
+		items := []any{}
+		for i := range n {
+			items = append(items, r.item(fmt.Sprintf("c-%d", i), "hash", map[string]any{"operation": "digest", "text": "abc", "algorithm": "sha256"}))
+		}
+		// An unknown tool is answered per item and costs nothing.
+		unknown := r.item("unknown", "hash", map[string]any{})
+		unknown["tool_code"] = "nope"
+		items = append(items, unknown)
+		return encode(t, map[string]any{"request_id": id, "items": items})
+	}
+	type answer struct {
+		Code      string `json:"code"`
+		Retryable *bool  `json:"retryable"`
+		Results   []struct {
+			Status string `json:"status"`
+		} `json:"results"`
+	}
+	// Three items of the user's four runs: one slot, admitted.
+	status, h, body := r.do("POST", "/api/v1/tools/compute", r.token, batch("b-1", 3))
+	var a answer
+	if err := json.Unmarshal(body, &a); status != http.StatusOK || err != nil || len(a.Results) != 4 {
+		t.Fatalf("first batch: %d %s", status, body)
+	}
+	if h.Get("RateLimit-Policy") == "" || h.Get("RateLimit") == "" {
+		t.Errorf("no rate-limit fields on the admitted batch: %v", h)
+	}
+	// Two more do not fit: the whole batch is refused, nothing runs.
+	status, h, body = r.do("POST", "/api/v1/tools/compute", r.token, batch("b-2", 2))
+	a = answer{}
+	if err := json.Unmarshal(body, &a); status != http.StatusTooManyRequests || err != nil || a.Code != "quota_exceeded" ||
+		a.Retryable == nil || !*a.Retryable || a.Results != nil {
+		t.Fatalf("second batch: %d %s", status, body)
+	}
+	if !strings.HasPrefix(h.Get("Content-Type"), "application/problem+json") || h.Get("RateLimit") == "" || h.Get("RateLimit-Policy") == "" {
+		t.Errorf("refused batch headers: %v", h)
+	}
+	secs, err := strconv.Atoi(h.Get("Retry-After"))
+	if err != nil || secs < 1 {
+		t.Fatalf("Retry-After %q", h.Get("Retry-After"))
+	}
+	// A batch that can never fit is not a 429: two runs for a sandbox
+	// token, whose burst is one.
+	sandbox, err := r.srv.Accounts().CreateAppToken(context.Background(), "acme-sandbox", nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, _, body = r.do("POST", "/api/v1/tools/compute", sandbox, batch("b-3", 2))
+	a = answer{}
+	if err := json.Unmarshal(body, &a); status != http.StatusUnprocessableEntity || err != nil || a.Code != "cost_exceeds_allowance" {
+		t.Errorf("batch over the burst: %d %s", status, body)
+	}
+	// The remaining run is still there, and the first batch's slot was
+	// released when it ended.
+	if status, _, body := r.do("POST", "/api/v1/tools/compute", r.token, batch("b-4", 1)); status != http.StatusOK {
+		t.Fatalf("batch of the last run: %d %s", status, body)
+	}
+	rows, err := r.srv.Abuse().List(context.Background(), time.Time{}, 0)
+	if err != nil || len(rows) != 2 || rows[0].Tool != "hash" {
+		t.Errorf("abuse rows %+v, %v", rows, err)
+	}
+	if m := r.metricsText(); !strings.Contains(m, `toolhost_refusals_total{reason="quota_exceeded"} 1`) {
+		t.Errorf("/metrics lacks the batch refusal")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"toolhost/internal/executor"
 	"toolhost/internal/jobs"
 	"toolhost/internal/jobs/sniff"
+	"toolhost/internal/metrics"
 	"toolhost/internal/registry"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
@@ -33,6 +34,9 @@ type jobTools struct {
 	executor *executor.Executor
 	snapshot func() *registry.Snapshot
 	limits   wire.Limits
+	// metrics counts the job runs by tool and outcome and observes their
+	// durations, like the run route's; nil for none.
+	metrics *metrics.Metrics
 }
 
 // handler returns the jobs.Handler of one job type. Runs are not
@@ -41,7 +45,7 @@ func (jt *jobTools) handler() jobs.Handler {
 	return jobs.Handler{Run: jt.run}
 }
 
-func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (json.RawMessage, error) {
+func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (_ json.RawMessage, err error) {
 	doc, err := wire.Decode(run.Input, jt.limits)
 	input, ok := doc.(map[string]any)
 	if err != nil || !ok {
@@ -53,6 +57,8 @@ func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (json.RawMessage, er
 		return nil, toolerr.New(toolerr.UnknownTool)
 	}
 	d := svc.Definition
+	start := time.Now()
+	defer func() { jt.count(ctx, svc.Code(), err, time.Since(start)) }()
 	params := make(map[string]any, len(input)+1)
 	for k, v := range input {
 		if k != "tool" {
@@ -117,6 +123,29 @@ func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (json.RawMessage, er
 	}
 	run.Progress(jobs.Progress{Done: 1, Total: 1})
 	return out, nil
+}
+
+// count counts one job run of tool that ended with err in the metrics:
+// the outcome is the item's ("success"), the error's code, or "cancelled"
+// when the job's context ended; the duration is the handler's, from the
+// tool's resolution to its result files written.
+func (jt *jobTools) count(ctx context.Context, tool string, err error, d time.Duration) {
+	if jt.metrics == nil {
+		return
+	}
+	outcome := executor.StatusSuccess
+	var te *toolerr.Error
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		outcome = "cancelled"
+	case errors.As(err, &te):
+		outcome = string(te.Code)
+	default:
+		outcome = string(toolerr.ExecutionFailed)
+	}
+	jt.metrics.CountRun(tool, outcome)
+	jt.metrics.ObserveItemDuration(tool, d)
 }
 
 func indexFile(files []jobs.InputFile, name string) int {

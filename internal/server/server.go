@@ -194,8 +194,12 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	s.metrics = metrics.New(metrics.WithLanes(func() metrics.Lanes {
+		p := s.executor.Pool()
+		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
+	}))
 	jt := &jobTools{executor: s.executor, snapshot: s.registry.Snapshot,
-		limits: wire.Limits{MaxDepth: 2 * cfg.Platform.MaxJSONDepth}}
+		limits: wire.Limits{MaxDepth: 2 * cfg.Platform.MaxJSONDepth}, metrics: s.metrics}
 	handlers := map[string]jobs.Handler{}
 	for _, t := range catalog.JobTypes(s.registry.Snapshot()) {
 		handlers[t] = jt.handler()
@@ -210,10 +214,6 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
-	s.metrics = metrics.New(metrics.WithLanes(func() metrics.Lanes {
-		p := s.executor.Pool()
-		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
-	}))
 	gc := guard.Config{Mode: cfg.Guard.Mode, Trusted: cfg.Guard.Trusted, Quotas: guard.DefaultTable(),
 		Now: cfg.Guard.Now, SessionCookie: auth.SessionCookie}
 	if cfg.Guard.Quotas != nil {
