@@ -91,6 +91,14 @@ func (s *Server) compute(c *gin.Context) {
 	res, err := s.cfg.Executor.Compute(ctx, batch)
 	switch {
 	case err == nil:
+		for i := range res.Results {
+			r := &res.Results[i]
+			var d time.Duration
+			if r.Metrics.TotalMS != nil {
+				d = time.Duration(*r.Metrics.TotalMS * float64(time.Millisecond))
+			}
+			s.countRun(r.ToolCode, r, d)
+		}
 		writeJSON(c, http.StatusOK, "application/json", res)
 	case c.Request.Context().Err() != nil:
 		// The client is gone: nobody reads an answer.

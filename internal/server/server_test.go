@@ -417,6 +417,13 @@ func TestHeterogeneousBatch(t *testing.T) {
 			t.Errorf("result %d: resources %+v", i, got.Resources)
 		}
 	}
+	// The compute route's items are counted in the metrics.
+	status, _, metrics := r.do("GET", "/metrics", "", nil)
+	for _, want := range []string{`toolhost_runs_total{outcome="success",tool="hash"} 1`, `toolhost_runs_total{outcome="success",tool="slug"} 1`} {
+		if status != http.StatusOK || !strings.Contains(string(metrics), want) {
+			t.Errorf("metrics (%d) lack %s", status, want)
+		}
+	}
 }
 
 func TestPerItemErrors(t *testing.T) {
