@@ -125,3 +125,27 @@ func (c *Context) ClaimEngineWindow(postEngineReserve time.Duration) (Window, er
 	c.claimed = true
 	return Window{Deadline: now.Add(c.engineTimeout), Timeout: c.engineTimeout}, nil
 }
+
+// Service declares one native service with a single operation in the
+// conventions the native packages share: name and description from texts'
+// "en" entry, translation keys tools.<code>.name and .description, icon and
+// UI component keys equal to the code, documentation at tools/<code>, UI
+// and documentation at version. Its Compute is [InWorker]: the schemas
+// come from In and Out, the work from the package's Compute.
+func Service[In, Out any](code, category, version string, texts map[string]guest.Text, op guest.Operation, p *guest.Platform) *guest.Service[In, Out] {
+	return &guest.Service[In, Out]{
+		Code:           code,
+		Name:           texts["en"].Name,
+		Description:    texts["en"].Description,
+		NameKey:        "tools." + code + ".name",
+		DescriptionKey: "tools." + code + ".description",
+		Texts:          texts,
+		Category:       category,
+		IconKey:        code,
+		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: version},
+		Documentation:  guest.Documentation{Path: "tools/" + code, Version: version},
+		Operations:     []guest.Operation{op},
+		Platform:       p,
+		Compute:        InWorker[In, Out],
+	}
+}

@@ -73,9 +73,13 @@ const (
 const (
 	ContractVersion       = "1.0.0"
 	ImplementationVersion = "1.0.0"
-	uiVersion             = "1.0.0"
-	documentationVersion  = "1.0.0"
+	// uiVersion is the version of every service's UI descriptor and
+	// documentation page.
+	uiVersion = "1.0.0"
 )
+
+// category is every service's category (the ADR family).
+const category = "network"
 
 var (
 	// ErrUnknownService is returned by the package's Compute when the call
@@ -119,11 +123,11 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 		ContractVersion:       ContractVersion,
 		ImplementationVersion: ImplementationVersion,
 		Services: []guest.Declaration{
-			service("port_check", portTexts, 2, operation(opPort), native.InWorker[portInput, portOutput]),
-			service("tcp_ping", pingTexts, 2, operation(opPing), native.InWorker[pingInput, pingOutput]),
-			service("dns_lookup", dnsTexts, 1, operation(opDNS), native.InWorker[dnsInput, dnsOutput]),
-			service("tls_check", tlsTexts, 1, operation(opTLS), native.InWorker[tlsInput, tlsOutput]),
-			service("http_headers", httpTexts, 1, operation(opHTTP), native.InWorker[httpInput, httpOutput]),
+			native.Service[portInput, portOutput]("port_check", category, uiVersion, portTexts, operation(opPort), platform(2)),
+			native.Service[pingInput, pingOutput]("tcp_ping", category, uiVersion, pingTexts, operation(opPing), platform(2)),
+			native.Service[dnsInput, dnsOutput]("dns_lookup", category, uiVersion, dnsTexts, operation(opDNS), platform(1)),
+			native.Service[tlsInput, tlsOutput]("tls_check", category, uiVersion, tlsTexts, operation(opTLS), platform(1)),
+			native.Service[httpInput, httpOutput]("http_headers", category, uiVersion, httpTexts, operation(opHTTP), platform(1)),
 		},
 	}.Declaration()
 })
@@ -147,28 +151,6 @@ func platform(cost int) *guest.Platform {
 		Cost:               cost,
 		Egress:             true,
 		PerTargetPerMinute: PerTargetPerMinute,
-	}
-}
-
-// service declares one probe: translation keys tools.<code>.name and
-// .description, icon and UI component keys equal to the code, category
-// "network", documentation at tools/<code>.
-func service[In, Out any](code string, texts map[string]guest.Text, cost int, op guest.Operation,
-	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
-	return &guest.Service[In, Out]{
-		Code:           code,
-		Name:           texts["en"].Name,
-		Description:    texts["en"].Description,
-		NameKey:        "tools." + code + ".name",
-		DescriptionKey: "tools." + code + ".description",
-		Texts:          texts,
-		Category:       "network",
-		IconKey:        code,
-		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: uiVersion},
-		Documentation:  guest.Documentation{Path: "tools/" + code, Version: documentationVersion},
-		Operations:     []guest.Operation{op},
-		Platform:       platform(cost),
-		Compute:        compute,
 	}
 }
 

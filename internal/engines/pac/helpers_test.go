@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"toolhost/internal/native"
+	"toolhost/internal/native/nativetest"
 	"toolhost/internal/schema"
 	"toolhost/internal/tooldef"
 	"toolhost/internal/toolerr"
@@ -26,12 +25,7 @@ import (
 // and fails it instead under CI=true, where .ci/run installs coinor-cbc.
 func requireCBC(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath(Engine); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the %s engine is missing on PATH under CI=true (install coinor-cbc): %v", Engine, err)
-		}
-		t.Skipf("the %s engine is not on PATH (install coinor-cbc to run this test; under CI=true it fails)", Engine)
-	}
+	nativetest.RequireEngines(t, Package())
 }
 
 // definition is the decoded, checked declaration of the service.

@@ -64,9 +64,13 @@ const (
 const (
 	ContractVersion       = "1.0.0"
 	ImplementationVersion = "1.0.0"
-	uiVersion             = "1.0.0"
-	documentationVersion  = "1.0.0"
+	// uiVersion is the version of every service's UI descriptor and
+	// documentation page.
+	uiVersion = "1.0.0"
 )
+
+// category is every service's category (the ADR family).
+const category = "pdf"
 
 var (
 	// ErrUnknownService is returned by the package's Compute when the call
@@ -96,19 +100,19 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 		ContractVersion:       ContractVersion,
 		ImplementationVersion: ImplementationVersion,
 		Services: []guest.Declaration{
-			service("pdf_protect", protectTexts, platform("protect", "protect-pdf", 2), guest.Operation{
+			native.Service[protectInput, protectOutput]("pdf_protect", category, uiVersion, protectTexts, guest.Operation{
 				Name:              "protect",
 				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
 				EngineTimeoutMS: protectEngineTimeout.Milliseconds(), SoftTimeoutMS: 7_000, HardTimeoutMS: 9_000,
 				MemoryLimitBytes: 256 << 20,
-			}, native.InWorker[protectInput, protectOutput]),
-			service("pdf_to_image", renderTexts, platform("render", "pdf-to-image", 4), guest.Operation{
+			}, platform("protect", "protect-pdf", 2)),
+			native.Service[renderInput, renderOutput]("pdf_to_image", category, uiVersion, renderTexts, guest.Operation{
 				Name: "render", Deterministic: true,
 				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
 				EngineTimeoutMS: renderEngineTimeout.Milliseconds(), SoftTimeoutMS: 17_000, HardTimeoutMS: 19_000,
 				RequestTimeoutMS: 30_000, ClientTimeoutMS: 35_000,
 				MemoryLimitBytes: 512 << 20,
-			}, native.InWorker[renderInput, renderOutput]),
+			}, platform("render", "pdf-to-image", 4)),
 		},
 	}.Declaration()
 })
@@ -154,28 +158,6 @@ func platform(op, selector string, cost int) *guest.Platform {
 			{Method: "POST", Path: "/api/process", Operation: op, Selector: selector},
 			{Method: "POST", Path: "/api/process/direct", Operation: op, Selector: selector},
 		},
-	}
-}
-
-// service declares one PDF service: translation keys tools.<code>.name and
-// .description, icon and UI component keys equal to the code, category
-// "pdf", documentation at tools/<code>.
-func service[In, Out any](code string, texts map[string]guest.Text, p *guest.Platform, op guest.Operation,
-	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
-	return &guest.Service[In, Out]{
-		Code:           code,
-		Name:           texts["en"].Name,
-		Description:    texts["en"].Description,
-		NameKey:        "tools." + code + ".name",
-		DescriptionKey: "tools." + code + ".description",
-		Texts:          texts,
-		Category:       "pdf",
-		IconKey:        code,
-		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: uiVersion},
-		Documentation:  guest.Documentation{Path: "tools/" + code, Version: documentationVersion},
-		Operations:     []guest.Operation{op},
-		Platform:       p,
-		Compute:        compute,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"toolhost/internal/contracts"
 	"toolhost/internal/engines/pdf"
 	"toolhost/internal/native"
+	"toolhost/internal/native/nativetest"
 	"toolhost/internal/policy"
 	"toolhost/internal/schema"
 	"toolhost/internal/tooldef"
@@ -25,12 +26,7 @@ import (
 // fails it instead under CI=true.
 func requireEngines(t *testing.T) {
 	t.Helper()
-	if missing := pdf.Package().MissingEngines(); len(missing) > 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("engines %v are missing on PATH; CI=true requires them (apt-get install qpdf poppler-utils)", missing)
-		}
-		t.Skipf("engines %v are missing on PATH: install qpdf and poppler-utils to run this test", missing)
-	}
+	nativetest.RequireEngines(t, pdf.Package())
 }
 
 // service is a declared service as the platform sees it: its checked
