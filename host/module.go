@@ -53,10 +53,12 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		MaxMemoryPages:   uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
 		InitialFuel:      startFuel,
 	}
+	enterPhase(ctx, PhaseInstrument)
 	rewritten, info, err := instrument.Rewrite(wasm, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
 	}
+	enterPhase(ctx, PhaseCompile)
 	compiled, release, err := r.compile(ctx, rewritten)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
@@ -78,6 +80,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	}
 	slices.Sort(m.exports)
 	if m.initialize && !r.cfg.NoPreinitialise {
+		enterPhase(ctx, PhaseImage)
 		imaged, releaseImaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info)
 		if err == nil {
 			release(ctx)
