@@ -11,15 +11,20 @@
 //
 // Egress safety: every address the package connects to is checked after
 // resolution, on the exact IP that is dialed, and dialed by that IP (the
-// dialer's Control hook checks it once more), so a name that resolves, or
-// re-resolves, to an internal address cannot reach it. Private, loopback,
-// link-local, unspecified, multicast, CGNAT (100.64.0.0/10), reserved and
-// documentation ranges and the cloud metadata addresses are refused with a
-// tool error (invalid_parameters, not retryable). The operator may allow
-// ranges with the environment variable [AllowEnv] (comma-separated CIDRs),
-// read by the worker at each item; the metadata addresses stay refused
-// whatever it says. docs/tools/port_check.md and its siblings are the
-// reference of the five tools.
+// dialer's Control hook checks it once more, before connect), so a name
+// that resolves, or re-resolves, to an internal address cannot reach it.
+// The IANA special-purpose ranges of both families that are not globally
+// reachable (private, loopback, link-local, site-local, unique-local,
+// unspecified, CGNAT, benchmarking, documentation, reserved, discard,
+// ORCHID), multicast, broadcast and the cloud metadata addresses are
+// refused with a tool error (invalid_parameters, not retryable); every
+// IPv6 form that embeds an IPv4 address (mapped, compatible, translated,
+// NAT64, 6to4, Teredo) is checked on its embedded address as well. The
+// operator may allow ranges with the environment variable [AllowEnv]
+// (comma-separated CIDRs), checked by the server at startup and read by
+// the worker at each item; the metadata addresses stay refused whatever it
+// says. docs/egress.md is the reference of the guard,
+// docs/tools/port_check.md and its siblings that of the five tools.
 package netprobe
 
 import (
@@ -85,6 +90,14 @@ var (
 	// ErrUnknownService is returned by the package's Compute when the call
 	// names a service or an operation the package does not declare.
 	ErrUnknownService = errors.New("netprobe: unknown service or operation")
+	// ErrAllowList is returned by ParseAllowList (as an *AllowListError)
+	// when an entry of the allow-list is neither an IP address nor a CIDR.
+	ErrAllowList = errors.New("netprobe: the allow-list does not parse")
+	// errNotChecked is returned by the dialer's Control hook when the
+	// address being connected to is one the guard refuses; the socket is
+	// closed before connect(2). resolve has checked the address already,
+	// so it means a bug or a changed allow-list.
+	errNotChecked = errors.New("netprobe: the dialed address is refused")
 )
 
 // The operation policies. Every probe claims an engine window of
