@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
+	"runtime"
 	"time"
 
 	"toolhost/host"
@@ -25,8 +24,37 @@ var describeLimits = host.Limits{
 	MaxOutputBytes: tooldef.MaxDeclarationBytes,
 }
 
-// DefaultDescribeTimeout is the hard deadline of a describe call.
-const DefaultDescribeTimeout = 10 * time.Second
+// The defaults of a Config: each phase's deadline. A phase that cannot be
+// interrupted (wazero's compiler does not honour its context) is abandoned
+// at its deadline; see [Loader.Load].
+const (
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultInstrumentTimeout = 30 * time.Second
+	// DefaultCompileTimeout is generous: a large Go module compiles in
+	// seconds, but minutes under the race detector without a cache.
+	DefaultCompileTimeout = 2 * time.Minute
+	// DefaultImageTimeout leaves room for host's own bound on the
+	// template's _initialize (10 s), after which the module loads without
+	// an image rather than being refused.
+	DefaultImageTimeout = 20 * time.Second
+	// DefaultDescribeTimeout is the hard deadline of a describe call.
+	DefaultDescribeTimeout = 10 * time.Second
+)
+
+// describeGrace is how long after its hard deadline a describe call is
+// waited for before it is abandoned: host interrupts it at the deadline
+// and reports the timeout itself, which names the cause better.
+const describeGrace = 250 * time.Millisecond
+
+// The phases of a load, as a [LoadTimeout] refusal names them in its
+// Detail.
+const (
+	PhaseRead       = "read"               // reading the module and its sidecar
+	PhaseInstrument = host.PhaseInstrument // decoding and rewriting the module
+	PhaseCompile    = host.PhaseCompile    // compiling it
+	PhaseImage      = host.PhaseImage      // pre-initialising its memory image
+	PhaseDescribe   = "describe"           // the describe call and the declaration's checks
+)
 
 // LoadReason is the stable code of a module refused at load.
 type LoadReason string
@@ -35,6 +63,20 @@ type LoadReason string
 const (
 	// ModuleInvalid: the bytes are not a usable WebAssembly module.
 	ModuleInvalid LoadReason = "module_invalid"
+	// ModuleTooLarge: the module file is over [MaxModuleBytes].
+	ModuleTooLarge LoadReason = "module_too_large"
+	// SidecarTooLarge: the sidecar manifest is over [MaxSidecarBytes].
+	SidecarTooLarge LoadReason = "sidecar_too_large"
+	// NotRegular: the module or its sidecar is not a regular file (a
+	// FIFO, a device, a socket, a folder); it was not read.
+	NotRegular LoadReason = "not_regular_file"
+	// ModuleLimits: the module's structure is over one of host's limits;
+	// Detail names the limit (br_table_targets, functions, tables,
+	// table_elements, memory_pages, …).
+	ModuleLimits LoadReason = "module_limits"
+	// LoadTimeout: a phase of the load outlasted its deadline; Detail
+	// names the phase (read, instrument, compile, image, describe).
+	LoadTimeout LoadReason = "load_timeout"
 	// ImportRefused: the module imports what the host does not provide.
 	ImportRefused LoadReason = "import_refused"
 	// NoDeclaration: the module has no describe export and no sidecar.
@@ -43,7 +85,9 @@ const (
 	Ambiguous LoadReason = "declaration_ambiguous"
 	// NoCompute: a module with describe does not export compute.
 	NoCompute LoadReason = "compute_missing"
-	// DescribeFailed: the describe call failed (trap, timeout, limits).
+	// DescribeFailed: the describe call failed (a trap, its fuel or
+	// memory limit); Detail is host's code. A describe that outlasts its
+	// deadline is a LoadTimeout.
 	DescribeFailed LoadReason = "describe_failed"
 	// DeclarationRefused: the declaration as a whole is refused.
 	DeclarationRefused LoadReason = "declaration_refused"
@@ -76,16 +120,23 @@ type Config struct {
 	// Platform is the platform policy operations are clamped to; it must
 	// be coherent.
 	Platform policy.Platform
-	// DescribeTimeout is the hard deadline of a describe call. Default
-	// [DefaultDescribeTimeout].
-	DescribeTimeout time.Duration
+	// ReadTimeout, InstrumentTimeout, CompileTimeout, ImageTimeout and
+	// DescribeTimeout are the deadlines of a load's phases, each counted
+	// from the start of its phase. DescribeTimeout is also the hard
+	// deadline of the describe call itself. Zero means the Default… value.
+	ReadTimeout, InstrumentTimeout, CompileTimeout, ImageTimeout, DescribeTimeout time.Duration
+	// MaxLoads bounds the loads and reads that run at once, abandoned
+	// ones included (see [Loader.Load]). Default GOMAXPROCS.
+	MaxLoads int
 }
 
 // Loader loads modules into a host runtime under one platform policy. It is
-// safe for concurrent use.
+// safe for concurrent use. At most Config.MaxLoads loads and reads run at
+// once; the others wait for a slot.
 type Loader struct {
-	rt  *host.Runtime
-	cfg Config
+	rt    *host.Runtime
+	cfg   Config
+	slots chan struct{} // one token per running load or read
 }
 
 // NewLoader returns a Loader.
@@ -93,44 +144,135 @@ func NewLoader(rt *host.Runtime, cfg Config) (*Loader, error) {
 	if err := cfg.Platform.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.DescribeTimeout <= 0 {
-		cfg.DescribeTimeout = DefaultDescribeTimeout
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&cfg.ReadTimeout, DefaultReadTimeout},
+		{&cfg.InstrumentTimeout, DefaultInstrumentTimeout},
+		{&cfg.CompileTimeout, DefaultCompileTimeout},
+		{&cfg.ImageTimeout, DefaultImageTimeout},
+		{&cfg.DescribeTimeout, DefaultDescribeTimeout},
+	} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
 	}
-	return &Loader{rt: rt, cfg: cfg}, nil
+	if cfg.MaxLoads <= 0 {
+		cfg.MaxLoads = runtime.GOMAXPROCS(0)
+	}
+	return &Loader{rt: rt, cfg: cfg, slots: make(chan struct{}, cfg.MaxLoads)}, nil
 }
 
-// LoadFile loads the module at path, with path's sidecar manifest
-// (NAME.tool.json beside NAME.wasm) when one exists.
+// timeout is how long phase may run before it is abandoned.
+func (l *Loader) timeout(phase string) time.Duration {
+	switch phase {
+	case PhaseRead:
+		return l.cfg.ReadTimeout
+	case PhaseInstrument:
+		return l.cfg.InstrumentTimeout
+	case PhaseCompile:
+		return l.cfg.CompileTimeout
+	case PhaseImage:
+		return l.cfg.ImageTimeout
+	}
+	return l.cfg.DescribeTimeout + describeGrace
+}
+
+// Wait waits until no load or read runs, abandoned ones included, or until
+// ctx ends. Loads started meanwhile are waited for too.
+func (l *Loader) Wait(ctx context.Context) error {
+	taken := 0
+	defer func() {
+		for range taken {
+			<-l.slots
+		}
+	}()
+	for taken < cap(l.slots) {
+		select {
+		case l.slots <- struct{}{}:
+			taken++
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for loads: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// ReadFiles reads the module at path and its sidecar manifest (see
+// [SidecarPath]) when one exists, in a load slot, under the read deadline:
+// only regular files are read, and only when their size as fstat reports
+// it is within [MaxModuleBytes] and [MaxSidecarBytes] (see readFile). A
+// sidecar whose name is too long to exist (a module name of 246 bytes or
+// more) counts as absent. Refusals are a *LoadError.
+func (l *Loader) ReadFiles(ctx context.Context, path string) (*Files, error) {
+	return runPhases(l, ctx, PhaseRead, func(context.Context, func(string)) (*Files, error) {
+		return readFiles(path)
+	}, func(*Files) {})
+}
+
+// LoadFile reads the module at path with [Loader.ReadFiles] and loads it
+// with [Loader.Load].
 func (l *Loader) LoadFile(ctx context.Context, path string) (*Tool, error) {
-	wasm, err := os.ReadFile(path)
+	fs, err := l.ReadFiles(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	sidecar, err := os.ReadFile(strings.TrimSuffix(path, ".wasm") + SidecarSuffix)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	var sidecar []byte
+	if fs.Sidecar != nil {
+		sidecar = fs.Sidecar.Data
 	}
-	return l.Load(ctx, wasm, sidecar)
+	return l.Load(ctx, fs.Module.Data, sidecar)
 }
 
 // Load loads a module and its declaration. sidecar is the manifest of an
 // existing Extism plugin, or nil. Package-level refusals are a *LoadError;
 // refused services are reported on the Tool, beside the healthy ones.
+//
+// The load runs on its own goroutine in a load slot, phase after phase
+// (instrument, compile, image, describe), each under its own deadline
+// (Config) and memory budget: the module's size and structure limits for
+// instrumenting and compiling, the runtime's memory cap for the image,
+// the describe limits for describe. A phase that outlasts its deadline is
+// refused at once with LoadTimeout and the phase as Detail; when ctx ends,
+// Load returns ctx's error at once. Either way the work is abandoned, not
+// stopped — wazero's compiler cannot be interrupted — and keeps its slot
+// until it really ends, so that abandoned work stays bounded by MaxLoads;
+// what it produces is then closed.
 func (l *Loader) Load(ctx context.Context, wasm, sidecar []byte) (*Tool, error) {
-	m, err := l.rt.Load(ctx, wasm)
-	if err != nil {
-		reason := ModuleInvalid
-		if errors.Is(err, host.ErrImport) {
-			reason = ImportRefused
+	if len(wasm) > MaxModuleBytes {
+		return nil, &LoadError{Reason: ModuleTooLarge, Err: fmt.Errorf("%d bytes is over the %d-byte limit", len(wasm), MaxModuleBytes)}
+	}
+	if len(sidecar) > MaxSidecarBytes {
+		return nil, &LoadError{Reason: SidecarTooLarge, Err: fmt.Errorf("%d bytes is over the %d-byte limit", len(sidecar), MaxSidecarBytes)}
+	}
+	return runPhases(l, ctx, PhaseInstrument, func(ctx context.Context, enter func(string)) (*Tool, error) {
+		m, err := l.rt.Load(host.WithLoadObserver(ctx, enter), wasm)
+		if err != nil {
+			return nil, moduleRefusal(err)
 		}
-		return nil, &LoadError{Reason: reason, Err: err}
+		enter(PhaseDescribe)
+		t, err := l.declare(ctx, m, sidecar)
+		if err != nil {
+			m.Close(context.Background())
+			return nil, err
+		}
+		return t, nil
+	}, func(t *Tool) { t.Close(context.Background()) })
+}
+
+// moduleRefusal is the LoadError of a module host refused.
+func moduleRefusal(err error) *LoadError {
+	if errors.Is(err, host.ErrImport) {
+		return &LoadError{Reason: ImportRefused, Err: err}
 	}
-	t, err := l.declare(ctx, m, sidecar)
-	if err != nil {
-		m.Close(ctx)
-		return nil, err
+	if limit, ok := moduleLimit(err); ok {
+		if limit == "module_bytes" {
+			return &LoadError{Reason: ModuleTooLarge, Err: err}
+		}
+		return &LoadError{Reason: ModuleLimits, Detail: limit, Err: err}
 	}
-	return t, nil
+	return &LoadError{Reason: ModuleInvalid, Err: err}
 }
 
 func (l *Loader) declare(ctx context.Context, m *host.Module, sidecar []byte) (*Tool, error) {
@@ -151,6 +293,9 @@ func (l *Loader) declare(ctx context.Context, m *host.Module, sidecar []byte) (*
 			var he *host.Error
 			if errors.As(err, &he) {
 				detail = he.Code
+			}
+			if detail == host.CodeExecutionTimeout {
+				return nil, &LoadError{Reason: LoadTimeout, Detail: PhaseDescribe, Err: err}
 			}
 			return nil, &LoadError{Reason: DescribeFailed, Detail: detail, Err: err}
 		}

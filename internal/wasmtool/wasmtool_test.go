@@ -36,7 +36,7 @@ func TestLoadRefusals(t *testing.T) {
 		module string
 		reason wasmtool.LoadReason
 	}{
-		{name: "describe loops", module: "describe_loop", reason: wasmtool.DescribeFailed},
+		{name: "describe loops", module: "describe_loop", reason: wasmtool.LoadTimeout},
 		{name: "describe emits garbage", module: "describe_garbage", reason: wasmtool.DeclarationRefused},
 		{name: "no describe and no sidecar", module: "no_compute", reason: wasmtool.NoDeclaration},
 		{name: "an import the host lacks", module: "bad_import", reason: wasmtool.ImportRefused},
