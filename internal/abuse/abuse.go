@@ -1,6 +1,24 @@
-// Package abuse is the pseudonymous abuse log of ADR-027: one row for every
-// refused or throttled run and every run that trips an abuse rule, kept in
-// the abuse_log table of the [store.Store] for 30 days.
+// Package abuse is the pseudonymous abuse log of ADR-027: every refused or
+// throttled run and every run that trips an abuse rule, kept in the
+// abuse_log table of the [store.Store] for 30 days.
+//
+// # Off the request path
+//
+// [Log.Record] never touches the database. It hashes the address, then
+// counts the event in an in-memory table of pending rows keyed by (caller,
+// principal, tool, reason, reported, time bucket of [Config.Bucket]), and
+// returns. One writer goroutine moves the pending rows to the database
+// every [Config.FlushInterval], in one transaction, adding each to its
+// stored row of the same key and bucket or inserting it: a flood of
+// refusals from one caller is one row a minute with a count, not one insert
+// per request. The pending table holds at most [Config.MaxPending] keys; an
+// event of a new key past that is dropped and counted ([Log.Stats],
+// [ErrDropped]) and never waits. A flush that fails (the database locked by
+// another process past its busy timeout) puts its rows back, within the
+// same bound, for the next flush. [Log.Shutdown] writes what is pending
+// within its context.
+//
+// # Pseudonyms
 //
 // A row names its caller only as the hex HMAC-SHA256 of the client address
 // keyed with a salt of 32 random bytes that lives in memory for one UTC day.
@@ -8,8 +26,9 @@
 // use; no salt is ever written to disk or to a log. Two rows of one day from
 // one address share a caller; rows of different days do not, and once the
 // day's salt is gone nobody, not even by hashing every IPv4 address, can
-// tie a caller back to an address. No raw address is stored, logged or
-// returned by this package, and nothing here maps an address to its caller.
+// tie a caller back to an address. No raw address is stored, logged, held
+// in the pending table or returned by this package, and nothing here maps
+// an address to its caller.
 //
 // Before hashing, an IPv4-mapped IPv6 address is taken as its IPv4 address
 // and any other IPv6 address is cut to its /64 (the zone dropped), the unit
@@ -22,6 +41,7 @@
 package abuse
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -30,8 +50,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"toolhost/internal/store"
@@ -42,8 +65,13 @@ var (
 	// field longer than [MaxFieldBytes].
 	ErrInvalidEntry = errors.New("abuse: invalid entry")
 
-	// ErrClosed is returned by Record, Purge and List after Close.
+	// ErrClosed is returned by Record, Flush, Purge and List after Close.
 	ErrClosed = errors.New("abuse: log closed")
+
+	// ErrDropped is returned by Record when the pending table is full and
+	// the entry's key is not in it: the event is counted in
+	// [Stats.Dropped] and not recorded.
+	ErrDropped = errors.New("abuse: pending rows full, event dropped")
 )
 
 const (
@@ -54,6 +82,18 @@ const (
 	// DefaultPurgeInterval is how often the background purge runs when
 	// Config.PurgeInterval is zero.
 	DefaultPurgeInterval = time.Hour
+
+	// DefaultBucket is the time bucket of a row when Config.Bucket is
+	// zero.
+	DefaultBucket = time.Minute
+
+	// DefaultFlushInterval is how often the writer flushes when
+	// Config.FlushInterval is zero.
+	DefaultFlushInterval = time.Second
+
+	// DefaultMaxPending bounds the pending rows when Config.MaxPending is
+	// zero.
+	DefaultMaxPending = 4096
 
 	// MaxFieldBytes bounds the principal, tool and reason of an entry.
 	MaxFieldBytes = 256
@@ -76,6 +116,15 @@ type Config struct {
 	// PurgeInterval is how often the background goroutine purges;
 	// DefaultPurgeInterval when zero.
 	PurgeInterval time.Duration
+	// Bucket is the width of a row's time bucket, from 1 s to 1 h and a
+	// divisor of a day; DefaultBucket when zero.
+	Bucket time.Duration
+	// FlushInterval is how often the writer moves pending rows to the
+	// database; DefaultFlushInterval when zero.
+	FlushInterval time.Duration
+	// MaxPending is the most keys the pending table holds;
+	// DefaultMaxPending when zero.
+	MaxPending int
 	// Logger receives purge results and failures; slog.Default() when nil.
 	// It is never given an address or a salt.
 	Logger *slog.Logger
@@ -99,11 +148,16 @@ type Entry struct {
 	Reported bool
 }
 
-// Row is one stored event, as operators read it.
+// Row is one stored row, as operators read it: Count events of one key in
+// one time bucket.
 type Row struct {
 	ID int64
-	// Time is when the event was recorded, UTC, to the millisecond.
+	// Time is the first event of the row, UTC, to the millisecond.
 	Time time.Time
+	// Last is the row's last event; equal to Time for a single event.
+	Last time.Time
+	// Count is how many events the row stands for, at least 1.
+	Count int64
 	// Caller is the lower-case hex HMAC-SHA256 of the client address under
 	// its day's salt, or "" when there was no address. Equal callers mean
 	// one address (or /64) on one UTC day, nothing more.
@@ -114,22 +168,67 @@ type Row struct {
 	Reported  bool
 }
 
+// Stats are the Log's counters since New.
+type Stats struct {
+	// Pending is the keys waiting for the writer now.
+	Pending int
+	// Dropped is the events not recorded because the pending table was
+	// full (and the events of rows a failed flush could not put back).
+	Dropped uint64
+	// Written is the events the writer has stored.
+	Written uint64
+	// FlushErrors is the flushes that failed and were retried.
+	FlushErrors uint64
+}
+
+// key is what a row aggregates over.
+type key struct {
+	bucket    string
+	caller    string // "" with hasCaller false: no address
+	hasCaller bool
+	principal string
+	tool      string
+	reason    string
+	reported  bool
+}
+
+// tally is a pending row.
+type tally struct {
+	first, last time.Time
+	count       int64
+}
+
 // Log is the abuse log. Its methods are safe for concurrent use. A Log
-// runs one goroutine, which purges expired rows and drops a salt whose day
-// has passed; Close stops it.
+// runs one goroutine, the writer, which flushes the pending rows, purges
+// expired rows and drops a salt whose day has passed; Close stops it.
 type Log struct {
-	db        *store.Store
-	now       func() time.Time
-	retention time.Duration
-	interval  time.Duration
-	logger    *slog.Logger
+	db         *store.Store
+	now        func() time.Time
+	retention  time.Duration
+	interval   time.Duration
+	bucket     time.Duration
+	flushEvery time.Duration
+	maxPending int
+	logger     *slog.Logger
 
 	mu   sync.Mutex
 	salt *salt // nil until first needed and after its day
 
+	pmu     sync.Mutex
+	pending map[key]*tally
+	closed  bool // set under pmu by Shutdown: Record refuses from then
+
+	flushMu sync.Mutex // one flush at a time: the writer, List or Shutdown
+
+	dropped, written, flushErrors atomic.Uint64
+
+	// purged is closed after the writer's first purge, which tests wait
+	// for so that it does not race with their clock.
+	purged    chan struct{}
 	done      chan struct{}
 	stopped   chan struct{}
 	closeOnce sync.Once
+	closeErr  error
 }
 
 // salt is one UTC day's HMAC key.
@@ -138,32 +237,35 @@ type salt struct {
 	key [32]byte
 }
 
-// New returns a Log over cfg.Store and starts its purge goroutine, which
-// purges once at start and then every PurgeInterval.
+// New returns a Log over cfg.Store and starts its writer goroutine, which
+// purges once at start and then every PurgeInterval, and flushes every
+// FlushInterval.
 func New(cfg Config) (*Log, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("abuse: Config.Store is nil")
 	}
-	if cfg.Retention < 0 || cfg.PurgeInterval < 0 {
-		return nil, errors.New("abuse: negative Retention or PurgeInterval")
+	if cfg.Retention < 0 || cfg.PurgeInterval < 0 || cfg.FlushInterval < 0 || cfg.MaxPending < 0 {
+		return nil, errors.New("abuse: negative Retention, PurgeInterval, FlushInterval or MaxPending")
+	}
+	if b := cfg.Bucket; b != 0 && (b < time.Second || b > time.Hour || (24*time.Hour)%b != 0) {
+		return nil, fmt.Errorf("abuse: Bucket %v is not from 1s to 1h and a divisor of a day", b)
 	}
 	l := &Log{
-		db:        cfg.Store,
-		now:       cfg.Now,
-		retention: cfg.Retention,
-		interval:  cfg.PurgeInterval,
-		logger:    cfg.Logger,
-		done:      make(chan struct{}),
-		stopped:   make(chan struct{}),
+		db:         cfg.Store,
+		now:        cfg.Now,
+		retention:  cmp.Or(cfg.Retention, DefaultRetention),
+		interval:   cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval),
+		bucket:     cmp.Or(cfg.Bucket, DefaultBucket),
+		flushEvery: cmp.Or(cfg.FlushInterval, DefaultFlushInterval),
+		maxPending: cmp.Or(cfg.MaxPending, DefaultMaxPending),
+		logger:     cfg.Logger,
+		pending:    map[key]*tally{},
+		purged:     make(chan struct{}),
+		done:       make(chan struct{}),
+		stopped:    make(chan struct{}),
 	}
 	if l.now == nil {
 		l.now = time.Now
-	}
-	if l.retention == 0 {
-		l.retention = DefaultRetention
-	}
-	if l.interval == 0 {
-		l.interval = DefaultPurgeInterval
 	}
 	if l.logger == nil {
 		l.logger = slog.Default()
@@ -172,20 +274,33 @@ func New(cfg Config) (*Log, error) {
 	return l, nil
 }
 
-// Close stops the purge goroutine, waits for it and wipes the salt. It does
-// not close the Store. It is safe to call more than once.
-func (l *Log) Close() error {
+// Close is Shutdown without a deadline of its own: the last flush is one
+// attempt, bounded by the store's busy timeout. It is safe to call more
+// than once.
+func (l *Log) Close() error { return l.Shutdown(context.Background()) }
+
+// Shutdown stops the writer, waits for it, writes the pending rows within
+// ctx (one attempt; what it cannot write is counted as dropped and the
+// error returned) and wipes the salt. It does not close the Store. It is
+// safe to call more than once and returns the first call's result.
+func (l *Log) Shutdown(ctx context.Context) error {
 	l.closeOnce.Do(func() {
 		close(l.done)
 		<-l.stopped
+		l.pmu.Lock()
+		l.closed = true
+		l.pmu.Unlock()
+		if err := l.flush(ctx, false); err != nil {
+			l.closeErr = fmt.Errorf("flushing the abuse log at shutdown: %w", err)
+		}
 		l.mu.Lock()
 		l.dropSaltLocked()
 		l.mu.Unlock()
 	})
-	return nil
+	return l.closeErr
 }
 
-func (l *Log) closed() bool {
+func (l *Log) isClosed() bool {
 	select {
 	case <-l.done:
 		return true
@@ -194,8 +309,9 @@ func (l *Log) closed() bool {
 	}
 }
 
-// loop purges and drops a stale salt at start, at every interval and at
-// each UTC midnight of the clock, until Close.
+// loop is the writer: it flushes every flushEvery, and purges and drops a
+// stale salt at start, at every purge interval and at each UTC midnight of
+// the clock, until Close.
 func (l *Log) loop() {
 	defer close(l.stopped)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -207,20 +323,35 @@ func (l *Log) loop() {
 		case <-ctx.Done():
 		}
 	}()
+	flush := time.NewTicker(l.flushEvery)
+	defer flush.Stop()
+	first := true
 	for {
 		l.expireSalt()
-		if _, err := l.Purge(ctx); err != nil && ctx.Err() == nil {
+		if _, err := l.purge(ctx); err != nil && ctx.Err() == nil {
 			l.logger.Warn("abuse log: purging expired rows", "err", err)
+		}
+		if first {
+			close(l.purged)
+			first = false
 		}
 		now := l.now().UTC()
 		wait := min(l.interval, nextMidnight(now).Sub(now))
 		wait = max(wait, time.Second)
-		t := time.NewTimer(wait)
-		select {
-		case <-l.done:
-			t.Stop()
-			return
-		case <-t.C:
+		purge := time.NewTimer(wait)
+	wait:
+		for {
+			select {
+			case <-l.done:
+				purge.Stop()
+				return
+			case <-flush.C:
+				if err := l.flush(ctx, true); err != nil && ctx.Err() == nil {
+					l.logger.Warn("abuse log: writing pending rows; kept for the next flush", "err", err)
+				}
+			case <-purge.C:
+				break wait
+			}
 		}
 	}
 }
@@ -231,40 +362,163 @@ func nextMidnight(t time.Time) time.Time {
 	return time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)
 }
 
-// Record stores one entry with the current time. The address is hashed
-// under the day's salt and goes no further.
-func (l *Log) Record(ctx context.Context, e Entry) error {
-	if l.closed() {
-		return ErrClosed
-	}
+// Record counts one entry at the current time in the pending table, for
+// the writer to store. The address is hashed under the day's salt and goes
+// no further. Record never touches the database and never waits for it: it
+// returns ErrDropped, having counted the event, when the table is full.
+// ctx is unused; it is there for stores that would need one.
+func (l *Log) Record(_ context.Context, e Entry) error {
 	switch {
 	case e.Reason == "":
 		return fmt.Errorf("%w: no reason", ErrInvalidEntry)
 	case len(e.Reason) > MaxFieldBytes, len(e.Tool) > MaxFieldBytes, len(e.Principal) > MaxFieldBytes:
 		return fmt.Errorf("%w: a field is longer than %d bytes", ErrInvalidEntry, MaxFieldBytes)
 	}
-	now := l.now().UTC()
-	var caller sql.NullString
-	if e.IP.IsValid() {
-		caller = sql.NullString{String: l.callerHash(now, e.IP), Valid: true}
+	if l.isClosed() {
+		return ErrClosed
 	}
-	_, err := l.db.DB().ExecContext(ctx,
-		`INSERT INTO abuse_log (at, caller, principal, tool, reason, reported) VALUES (?, ?, ?, ?, ?, ?)`,
-		now.Format(timeFormat), caller, e.Principal, e.Tool, e.Reason, e.Reported)
+	now := l.now().UTC()
+	k := key{bucket: now.Truncate(l.bucket).Format(timeFormat), principal: e.Principal, tool: e.Tool, reason: e.Reason, reported: e.Reported}
+	if e.IP.IsValid() {
+		k.caller, k.hasCaller = l.callerHash(now, e.IP), true
+	}
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if t := l.pending[k]; t != nil {
+		t.count++
+		t.last = now
+		return nil
+	}
+	if len(l.pending) >= l.maxPending {
+		l.dropped.Add(1)
+		return ErrDropped
+	}
+	l.pending[k] = &tally{first: now, last: now, count: 1}
+	return nil
+}
+
+// Stats returns the Log's counters.
+func (l *Log) Stats() Stats {
+	l.pmu.Lock()
+	n := len(l.pending)
+	l.pmu.Unlock()
+	return Stats{Pending: n, Dropped: l.dropped.Load(), Written: l.written.Load(), FlushErrors: l.flushErrors.Load()}
+}
+
+// Flush writes the pending rows now, within ctx. The writer does this by
+// itself every FlushInterval; List calls it first, so that what was
+// recorded is what is listed.
+func (l *Log) Flush(ctx context.Context) error {
+	if l.isClosed() {
+		return ErrClosed
+	}
+	return l.flush(ctx, true)
+}
+
+// flush takes the pending table and writes it in one transaction. On a
+// failure it puts the rows back when keep is set, within maxPending (the
+// rest counted as dropped), or counts them all as dropped.
+func (l *Log) flush(ctx context.Context, keep bool) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.pmu.Lock()
+	batch := l.pending
+	if len(batch) > 0 {
+		l.pending = map[key]*tally{}
+	}
+	l.pmu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := l.write(ctx, batch)
+	if err == nil {
+		var n int64
+		for _, t := range batch {
+			n += t.count
+		}
+		l.written.Add(uint64(n))
+		return nil
+	}
+	l.flushErrors.Add(1)
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	for k, t := range batch {
+		if cur := l.pending[k]; keep && cur != nil {
+			cur.count += t.count
+			cur.first = t.first
+		} else if keep && len(l.pending) < l.maxPending {
+			l.pending[k] = t
+		} else {
+			l.dropped.Add(uint64(t.count))
+		}
+	}
+	return err
+}
+
+// write adds each pending row of batch to its stored row, or inserts it,
+// in one transaction.
+func (l *Log) write(ctx context.Context, batch map[key]*tally) error {
+	tx, err := l.db.DB().BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("recording an abuse event: %w", err)
+		return fmt.Errorf("writing the abuse log: %w", err)
+	}
+	defer tx.Rollback() // a no-op after Commit
+	update, err := tx.PrepareContext(ctx, `UPDATE abuse_log SET count = count + ?, last_at = max(coalesce(last_at, at), ?)
+		WHERE bucket = ? AND caller IS ? AND principal = ? AND tool = ? AND reason = ? AND reported = ?`)
+	if err != nil {
+		return fmt.Errorf("writing the abuse log: %w", err)
+	}
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO abuse_log (at, last_at, bucket, count, caller, principal, tool, reason, reported)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("writing the abuse log: %w", err)
+	}
+	// In time order, so that row ids follow the first events.
+	keys := slices.SortedFunc(maps.Keys(batch), func(a, b key) int {
+		return cmp.Or(batch[a].first.Compare(batch[b].first), cmp.Compare(a.bucket+a.caller+a.tool+a.reason, b.bucket+b.caller+b.tool+b.reason))
+	})
+	for _, k := range keys {
+		t := batch[k]
+		caller := sql.NullString{String: k.caller, Valid: k.hasCaller}
+		last := t.last.Format(timeFormat)
+		res, err := update.ExecContext(ctx, t.count, last, k.bucket, caller, k.principal, k.tool, k.reason, k.reported)
+		if err != nil {
+			return fmt.Errorf("writing the abuse log: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("writing the abuse log: %w", err)
+		} else if n > 0 {
+			continue
+		}
+		if _, err := insert.ExecContext(ctx, t.first.Format(timeFormat), last, k.bucket, t.count, caller, k.principal, k.tool, k.reason, k.reported); err != nil {
+			return fmt.Errorf("writing the abuse log: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("writing the abuse log: %w", err)
 	}
 	return nil
 }
 
-// Purge deletes the rows older than the retention and returns how many it
-// deleted. The background goroutine calls it; callers need not.
+// Purge writes the pending rows (Flush) and deletes the rows whose last
+// event is older than the retention, and returns how many rows it
+// deleted. The background goroutine purges by itself; callers need not.
 func (l *Log) Purge(ctx context.Context) (int64, error) {
-	if l.closed() {
+	if l.isClosed() {
 		return 0, ErrClosed
 	}
+	if err := l.flush(ctx, true); err != nil {
+		return 0, err
+	}
+	return l.purge(ctx)
+}
+
+func (l *Log) purge(ctx context.Context) (int64, error) {
 	cutoff := l.now().UTC().Add(-l.retention).Format(timeFormat)
-	res, err := l.db.DB().ExecContext(ctx, `DELETE FROM abuse_log WHERE at < ?`, cutoff)
+	res, err := l.db.DB().ExecContext(ctx, `DELETE FROM abuse_log WHERE coalesce(last_at, at) < ?`, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("purging the abuse log: %w", err)
 	}
@@ -278,12 +532,17 @@ func (l *Log) Purge(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// List returns the rows recorded at or after since, oldest first, at most
-// limit of them (all when limit <= 0). Rows older than the retention are
-// never returned, even before they are purged.
+// List writes the pending rows (Flush) and returns the rows whose first
+// event is at or after since, oldest first, at most limit of them (all
+// when limit <= 0). Rows older than the retention are never returned, even
+// before they are purged. When the pending rows cannot be written now
+// (the database is locked), List still answers with the stored rows.
 func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, error) {
-	if l.closed() {
+	if l.isClosed() {
 		return nil, ErrClosed
+	}
+	if err := l.flush(ctx, true); err != nil {
+		l.logger.Warn("abuse log: writing pending rows before listing", "err", err)
 	}
 	if floor := l.now().UTC().Add(-l.retention); since.Before(floor) {
 		since = floor
@@ -292,7 +551,7 @@ func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, erro
 		limit = -1 // SQLite: no limit
 	}
 	rows, err := l.db.ReadDB().QueryContext(ctx,
-		`SELECT id, at, coalesce(caller, ''), principal, tool, reason, reported
+		`SELECT id, at, coalesce(last_at, at), count, coalesce(caller, ''), principal, tool, reason, reported
 		   FROM abuse_log WHERE at >= ? ORDER BY at, id LIMIT ?`,
 		since.UTC().Format(timeFormat), limit)
 	if err != nil {
@@ -302,11 +561,14 @@ func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, erro
 	var out []Row
 	for rows.Next() {
 		var r Row
-		var at string
-		if err := rows.Scan(&r.ID, &at, &r.Caller, &r.Principal, &r.Tool, &r.Reason, &r.Reported); err != nil {
+		var at, last string
+		if err := rows.Scan(&r.ID, &at, &last, &r.Count, &r.Caller, &r.Principal, &r.Tool, &r.Reason, &r.Reported); err != nil {
 			return nil, fmt.Errorf("listing the abuse log: %w", err)
 		}
 		if r.Time, err = time.Parse(timeFormat, at); err != nil {
+			return nil, fmt.Errorf("listing the abuse log: row %d: %w", r.ID, err)
+		}
+		if r.Last, err = time.Parse(timeFormat, last); err != nil {
 			return nil, fmt.Errorf("listing the abuse log: row %d: %w", r.ID, err)
 		}
 		out = append(out, r)

@@ -20,8 +20,11 @@
 //     parallel with each other and with the writer, and a write sent to
 //     them by mistake fails instead of competing for the lock.
 //
-// Both pools have foreign keys on and a busy timeout of [BusyTimeout], which
-// only matters when another process holds the file. The journal is WAL;
+// Both pools have foreign keys on. The writer's busy timeout is
+// [BusyTimeout], which only matters when another process holds the file;
+// the readers' is the much shorter [ReadBusyTimeout]: in WAL mode a reader
+// waits only in rare moments (another process recovering the WAL index),
+// and a lookup on a request path must not sit out a long wait. The journal is WAL;
 // synchronous stays at SQLite's default, FULL, so a committed write survives
 // a power loss (NORMAL would be faster and could lose the last commits).
 //
@@ -59,6 +62,12 @@ import (
 )
 
 var (
+	// ErrBusy is the cause of a [Budget] context that ran out, and is
+	// wrapped by errors [Busy] reports: the database was locked (by
+	// another process, or by a writer that held it past the budget) for
+	// longer than a request may wait.
+	ErrBusy = errors.New("store: database busy")
+
 	// ErrMigration is returned by Open when the embedded migration files
 	// are misnamed or misnumbered, or when one of them fails to apply; a
 	// failed migration is rolled back whole.
@@ -69,9 +78,47 @@ var (
 	ErrSchemaNewer = errors.New("store: database schema is newer than this binary")
 )
 
-// BusyTimeout is how long a statement waits for a lock held by another
-// process before it fails with SQLITE_BUSY.
-const BusyTimeout = 5 * time.Second
+const (
+	// BusyTimeout is how long a statement of the writer pool waits for a
+	// lock held by another process before it fails with SQLITE_BUSY.
+	BusyTimeout = 5 * time.Second
+
+	// ReadBusyTimeout is the same for the read pool.
+	ReadBusyTimeout = 250 * time.Millisecond
+
+	// RequestBusyBudget is how long [Budget] lets a request's statements
+	// wait, for a connection of the pool and for SQLite's lock together.
+	RequestBusyBudget = 250 * time.Millisecond
+)
+
+// Budget returns ctx bounded by [RequestBusyBudget] for the database
+// statements of a request, with [ErrBusy] as the cause when the budget
+// runs out. Call cancel when the statements are done.
+func Budget(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, RequestBusyBudget, ErrBusy)
+}
+
+// Busy reports whether err, returned by a statement run under ctx, means
+// the database was busy: SQLITE_BUSY or SQLITE_LOCKED from the driver, or
+// ctx (a [Budget] context) ending with ErrBusy as its cause while its
+// parent is still live. A client that went away is not busy. ctx may be
+// nil when the statement had no budget.
+func Busy(ctx context.Context, err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrBusy) {
+		return true
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return ctx != nil && errors.Is(context.Cause(ctx), ErrBusy)
+}
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -150,7 +197,11 @@ func open(ctx context.Context, path string, fsys fs.FS) (*Store, error) {
 // connection of a pool runs when it opens.
 func dsn(abs string, readOnly bool) string {
 	q := url.Values{}
-	q.Set("_busy_timeout", strconv.FormatInt(BusyTimeout.Milliseconds(), 10))
+	busy := BusyTimeout
+	if readOnly {
+		busy = ReadBusyTimeout
+	}
+	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 	q.Set("_foreign_keys", "1")
 	if readOnly {
 		q.Set("_query_only", "1")

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -122,14 +124,15 @@ func TestPragmas(t *testing.T) {
 	pools := []struct {
 		name string
 		db   *sql.DB
-	}{{"DB", s.DB()}, {"ReadDB", s.ReadDB()}}
+		busy time.Duration
+	}{{"DB", s.DB(), store.BusyTimeout}, {"ReadDB", s.ReadDB(), store.ReadBusyTimeout}}
 	tests := []struct {
 		pragma string
-		want   string
+		want   func(busy time.Duration) string
 	}{
-		{pragma: "journal_mode", want: "wal"},
-		{pragma: "foreign_keys", want: "1"},
-		{pragma: "busy_timeout", want: "5000"},
+		{pragma: "journal_mode", want: func(time.Duration) string { return "wal" }},
+		{pragma: "foreign_keys", want: func(time.Duration) string { return "1" }},
+		{pragma: "busy_timeout", want: func(busy time.Duration) string { return strconv.FormatInt(busy.Milliseconds(), 10) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pragma, func(t *testing.T) {
@@ -138,8 +141,8 @@ func TestPragmas(t *testing.T) {
 				if err := p.db.QueryRow("PRAGMA " + tt.pragma).Scan(&got); err != nil {
 					t.Fatalf("%s: %v", p.name, err)
 				}
-				if got != tt.want {
-					t.Fatalf("%s: PRAGMA %s = %q, want %q", p.name, tt.pragma, got, tt.want)
+				if want := tt.want(p.busy); got != want {
+					t.Fatalf("%s: PRAGMA %s = %q, want %q", p.name, tt.pragma, got, want)
 				}
 			}
 		})
@@ -159,5 +162,51 @@ func TestReadDBIsReadOnly(t *testing.T) {
 	var x int
 	if err := s.ReadDB().QueryRow(`SELECT x FROM t`).Scan(&x); err != nil || x != 7 {
 		t.Fatalf("ReadDB read %d, %v; want 7", x, err)
+	}
+}
+
+// While another connection holds the write lock, as another process
+// would, reads answer, and a write under a Budget fails within the budget
+// and is reported Busy instead of waiting out BusyTimeout.
+func TestBudgetFailsFastUnderALock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "toolhost.db")
+	s := open(t, path)
+	if _, err := s.DB().Exec(`CREATE TABLE t (x INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), `BEGIN EXCLUSIVE`); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), `ROLLBACK`)
+
+	var n int
+	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil {
+		t.Fatalf("a read under the lock: %v", err)
+	}
+	ctx, cancel := store.Budget(context.Background())
+	defer cancel()
+	began := time.Now()
+	_, err = s.DB().ExecContext(ctx, `INSERT INTO t VALUES (1)`)
+	took := time.Since(began)
+	if err == nil || !store.Busy(ctx, err) {
+		t.Fatalf("a budgeted write under the lock = %v, Busy %v", err, store.Busy(ctx, err))
+	}
+	// The documented bound is the budget; the margin is generous, and
+	// still well short of BusyTimeout.
+	if took > store.RequestBusyBudget+2*time.Second {
+		t.Fatalf("the budgeted write took %v", took)
+	}
+	if store.Busy(context.Background(), context.Canceled) || store.Busy(nil, nil) {
+		t.Fatal("Busy reports a cancelled client or no error as busy")
 	}
 }
