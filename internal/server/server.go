@@ -136,6 +136,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("server: DataDir is required")
 	}
+	// A probe allow-list that does not parse would fail every probe item:
+	// refuse to start instead, naming the entry.
+	if _, err := netprobe.ParseAllowList(cfg.ProbeAllow); err != nil {
+		return nil, fmt.Errorf("server: reading the probes' allow-list: %w", err)
+	}
 	if cfg.Platform == (policy.Platform{}) {
 		cfg.Platform = policy.DefaultPlatform()
 	}
