@@ -324,3 +324,26 @@ func waitAccepts(t *testing.T, a *accepts, n int64) {
 		t.Fatalf("the listener accepted %d connections, want %d", got, n)
 	}
 }
+
+// The legacy spellings of 127.0.0.1 that inet_aton accepts are not IP
+// literals to the probes: they go to the host's resolver as names, and
+// whatever address comes back is checked. Either way nothing connects.
+func TestLegacyIPv4SpellingsNeverConnect(t *testing.T) {
+	t.Setenv(netprobe.AllowEnv, "")
+	ac := listenCounting(t)
+	var out map[string]any
+	for _, host := range []string{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "127.0.0.1.", "localhost."} {
+		t.Run(host, func(t *testing.T) {
+			err := compute(t, "tcp_ping", params{"host": host, "port": ac.port, "count": 1}, &out)
+			if err == nil {
+				t.Fatalf("tcp_ping %s: no error, result %v", host, out)
+			}
+			if _, ok := toolerr.CodeOf(err); !ok {
+				t.Fatalf("tcp_ping %s: %v, want a tool error", host, err)
+			}
+		})
+	}
+	if n := ac.n.Load(); n != 0 {
+		t.Fatalf("the listener accepted %d connections", n)
+	}
+}
