@@ -428,7 +428,9 @@ func lookupError(pc *probeContext, err error) error {
 }
 
 // dialer returns a dialer whose every connection is checked by the guard
-// once more in its Control hook, on the address actually being connected.
+// once more in its Control hook, on the address the socket is about to
+// connect to: Control runs after socket(2) and before connect(2), so a
+// refused address never gets a SYN, whatever name or path led to it.
 func (pc *probeContext) dialer(timeout time.Duration) *net.Dialer {
 	return &net.Dialer{
 		Timeout:   timeout,
