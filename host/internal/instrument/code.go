@@ -170,6 +170,9 @@ type meter struct {
 	gen    int32   // for segment.seen
 	loops  []int64 // per loop, its size; loops[0] is the code outside loops
 	inj    []injection
+	// fnTargets and moduleTargets count br_table labels, each br_table's
+	// default included: in the current function and in all so far.
+	fnTargets, moduleTargets uint64
 }
 
 // body appends the instrumented version of the function body b (the bytes
@@ -196,7 +199,7 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 		}
 		numLocals += uint64(n)
 		if numLocals > maxLocals {
-			return nil, r.errorf(ErrLimits, "more than %d locals", maxLocals)
+			return nil, &LimitError{Limit: LimitLocals, Value: numLocals, Max: maxLocals}
 		}
 	}
 	codeStart := r.pos
@@ -208,6 +211,7 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 	mt.segs = mt.segs[:0]
 	mt.posts = mt.posts[:0]
 	mt.inj = mt.inj[:0]
+	mt.fnTargets = 0
 	cur := mt.meterAt(codeStart, injEntry)
 	dynamic := false
 	for len(mt.frames) > 0 {
@@ -233,7 +237,7 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 				return nil, err
 			}
 			if len(mt.frames) >= maxNesting {
-				return nil, r.errorf(ErrLimits, "blocks nested deeper than %d", maxNesting)
+				return nil, &LimitError{Limit: LimitBlockNesting, Value: uint64(len(mt.frames)) + 1, Max: maxNesting}
 			}
 			f := frame{kind: op, live: cur >= 0, entries: -1, head: -1, pre: -1, post: -1, scope: scope}
 			switch {
@@ -315,6 +319,9 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 		case op == 0x0e: // br_table
 			var n int
 			if n, err = r.count(1); err != nil {
+				return nil, err
+			}
+			if err := mt.countTargets(uint64(n) + 1); err != nil {
 				return nil, err
 			}
 			exits := false
@@ -813,6 +820,21 @@ func appendYieldBody(dst []byte, fuel, stop, floor uint32) []byte {
 	dst = append(dst, opI64GeS, opSelect, opGlobalSet)
 	dst = appendULEB(dst, uint64(floor))
 	return append(dst, opEnd)
+}
+
+// countTargets counts the n labels of a br_table, before they are read,
+// and refuses the function or the module once over its limit.
+func (mt *meter) countTargets(n uint64) error {
+	mt.fnTargets += n
+	mt.moduleTargets += n
+	opts := &mt.m.opts
+	if mt.fnTargets > uint64(opts.MaxFunctionBrTableTargets) {
+		return &LimitError{Limit: LimitBrTableTargets, Value: mt.fnTargets, Max: uint64(opts.MaxFunctionBrTableTargets)}
+	}
+	if mt.moduleTargets > opts.MaxBrTableTargets {
+		return &LimitError{Limit: LimitBrTableTargets, Value: mt.moduleTargets, Max: opts.MaxBrTableTargets, Where: "module"}
+	}
+	return nil
 }
 
 func (mt *meter) unsupported(r *reader, at int, op byte, what string) error {

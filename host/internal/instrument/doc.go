@@ -36,10 +36,21 @@
 //     data sections are copied unchanged. Custom sections
 //     (names, producers, …) are copied unchanged and in place, except a
 //     "name" section that does not parse, which is dropped and reported.
-//   - Bounded tables. Every defined table's maximum is at most
-//     [Options.MaxTableElements]; a table that starts larger is refused, and
-//     so is an imported table. The memory's maximum is lowered to
-//     [Options.MaxMemoryPages] when that is set.
+//   - Bounded tables. Every table's maximum is at most
+//     [Options.MaxTableElements], and the sum of their maxima at most
+//     [Options.MaxTotalTableElements]; a table that starts larger, or tables
+//     whose initial sizes add up to more, are refused, and so are more than
+//     [Options.MaxTables] tables. [Info.TableBytes] is what they can hold at
+//     most, for the host to charge. An imported table is capped like a
+//     defined one and reported in Info.Imports (the host refuses it). The
+//     memory's maximum is lowered to [Options.MaxMemoryPages] when that is
+//     set.
+//   - Bounded structure. A module with more than [Options.MaxFunctions]
+//     functions, or more br_table labels in one function or in all than
+//     [Options.MaxFunctionBrTableTargets] and [Options.MaxBrTableTargets],
+//     is refused with a [*LimitError] as soon as the count is read, before
+//     the rest is: wazero's compile time is quadratic in the branches to one
+//     block, so such a module would tie up its compiler for minutes.
 //
 // # Cost model
 //

@@ -1,6 +1,9 @@
 package instrument
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrMalformed is returned when the input is not a well-formed
@@ -11,13 +14,59 @@ var (
 
 	// ErrUnsupported is returned when the module is well formed but uses a
 	// feature the rewriter does not handle (SIMD, threads, exceptions, tail
-	// calls, multiple memories, 64-bit memories or tables, GC types, an
-	// imported table), or an export name in the reserved "toolhost." prefix.
+	// calls, multiple memories, 64-bit memories or tables, GC types), or an
+	// export name in the reserved "toolhost." prefix.
 	ErrUnsupported = errors.New("unsupported WebAssembly feature")
 
-	// ErrLimits is returned when the module's declared limits cannot be
-	// brought under the caps in Options: a table whose initial size exceeds
-	// MaxTableElements, a memory whose minimum exceeds MaxMemoryPages, or a
-	// function or nesting depth beyond what the rewriter accepts.
+	// ErrLimits is returned when the module is over a structure limit of
+	// Options or of the rewriter (locals, nesting) or its declared sizes
+	// cannot be brought under the caps in Options, the error then being a
+	// *LimitError naming the limit; or when an Image is outside the
+	// memory's limits.
 	ErrLimits = errors.New("module exceeds limits")
 )
+
+// The names of the structure limits, in [LimitError.Limit]. They are stable:
+// the host reports them to operators as the reason a module was refused.
+const (
+	// LimitFunctions is the number of functions, imported and defined
+	// ([Options.MaxFunctions]).
+	LimitFunctions = "functions"
+	// LimitTables is the number of tables, imported and defined
+	// ([Options.MaxTables]).
+	LimitTables = "tables"
+	// LimitTableElements is a table's initial size ([Options.MaxTableElements])
+	// or the sum of all tables' initial sizes ([Options.MaxTotalTableElements]).
+	LimitTableElements = "table_elements"
+	// LimitBrTableTargets is the number of br_table labels (each br_table's
+	// default included) in one function ([Options.MaxFunctionBrTableTargets])
+	// or in the whole module ([Options.MaxBrTableTargets]).
+	LimitBrTableTargets = "br_table_targets"
+	// LimitMemoryPages is the memory's initial size in pages
+	// ([Options.MaxMemoryPages]).
+	LimitMemoryPages = "memory_pages"
+	// LimitLocals is the number of locals of one function, parameters
+	// included (50,000, fixed).
+	LimitLocals = "locals"
+	// LimitBlockNesting is the depth of nested blocks in one function
+	// (16,384, fixed).
+	LimitBlockNesting = "block_nesting"
+)
+
+// LimitError is returned when a module is over one of the structure limits
+// above: Value is what the module has (or, for a limit hit while counting,
+// the count when Rewrite stopped, which is then Max+1 or more) and Max the
+// limit. Where names the function or table concerned, or is "module". It
+// wraps [ErrLimits].
+type LimitError struct {
+	Limit      string
+	Value, Max uint64
+	Where      string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s: %s %d is over the limit of %d", e.Where, e.Limit, e.Value, e.Max)
+}
+
+// Unwrap returns ErrLimits.
+func (e *LimitError) Unwrap() error { return ErrLimits }

@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -36,21 +37,71 @@ const GlobalExportPrefix = "toolhost.global."
 // reservedPrefix is the export namespace the rewriter owns.
 const reservedPrefix = "toolhost."
 
-// DefaultMaxTableElements is the table cap used when
-// Options.MaxTableElements is zero.
-const DefaultMaxTableElements = 100000
+// The structure limits used when the Options field of the same name is
+// zero. They leave wide headroom over what real tools use; the bundled Go
+// modules (docs/host.md, "Module limits") have at most 4,223 functions, one
+// table of 8,291 elements, 6,556 br_table labels in one function and
+// 186,533 in all (markup.wasm, 9 MB).
+const (
+	DefaultMaxTableElements      = 100_000
+	DefaultMaxTotalTableElements = 1_000_000
+	DefaultMaxTables             = 100
+	// wazero compiles about 9 µs per (trivial) function.
+	DefaultMaxFunctions = 200_000
+	// wazero's compiler is quadratic in the branches to one block, and
+	// each br_table label is one: a single br_table of 40,000 labels to
+	// one block compiles in 0.56 s, 100,000 in over 6 s; spread over
+	// many functions, labels cost about 5 µs each.
+	DefaultMaxFunctionBrTableTargets = 32_768
+	DefaultMaxBrTableTargets         = 2_000_000
+)
 
-// Options configures Rewrite. The zero value meters fuel, caps tables at
-// DefaultMaxTableElements and leaves memory limits and globals alone.
+// TableElementBytes is what wazero holds per table element: a uintptr for
+// each funcref or externref of every instance's table.
+const TableElementBytes = 8
+
+// Options configures Rewrite. The zero value meters fuel, applies the
+// Default structure limits and leaves memory limits and globals alone.
+// Each structure limit is checked before anything is sized by it, and a
+// module over one is refused with a *[LimitError].
 type Options struct {
 	// ExportGlobals exports every defined global that the module does not
 	// already export, under GlobalExportPrefix followed by its index.
 	ExportGlobals bool
 
-	// MaxTableElements caps the maximum of every defined table; zero means
+	// MaxTableElements caps the maximum of every table; zero means
 	// DefaultMaxTableElements. A table whose initial size exceeds it is
-	// refused with ErrLimits.
+	// refused (LimitTableElements).
 	MaxTableElements uint32
+
+	// MaxTotalTableElements caps the sum of all tables' maxima; zero means
+	// DefaultMaxTotalTableElements. A module whose tables' initial sizes
+	// add up to more is refused (LimitTableElements); otherwise the maxima
+	// are lowered, table by table in index order, until their sum fits:
+	// each table keeps its initial size and gets what the tables before it
+	// left of the rest. Info.TableBytes is the most the tables can then
+	// hold.
+	MaxTotalTableElements uint64
+
+	// MaxTables caps the number of tables, imported and defined; zero
+	// means DefaultMaxTables (LimitTables).
+	MaxTables uint32
+
+	// MaxFunctions caps the number of functions, imported and defined;
+	// zero means DefaultMaxFunctions (LimitFunctions). It is checked when
+	// the function section is read, before the code is.
+	MaxFunctions uint32
+
+	// MaxFunctionBrTableTargets caps the br_table labels, each br_table's
+	// default label included, of any one function; zero means
+	// DefaultMaxFunctionBrTableTargets (LimitBrTableTargets). A br_table
+	// is refused on its label count, before its labels are read.
+	MaxFunctionBrTableTargets uint32
+
+	// MaxBrTableTargets caps the br_table labels of the whole module, as
+	// MaxFunctionBrTableTargets does those of one function; zero means
+	// DefaultMaxBrTableTargets (LimitBrTableTargets).
+	MaxBrTableTargets uint64
 
 	// MaxMemoryPages, when not zero, becomes the memory's maximum in pages
 	// if the declared maximum is larger or absent. A memory whose minimum
@@ -215,6 +266,18 @@ type Info struct {
 	// MeteredFunctions is the number of function bodies instrumented (the
 	// defined functions; imported functions are not metered).
 	MeteredFunctions int
+	// Functions is the number of functions, imported and defined, of the
+	// input (the output adds the yield function).
+	Functions int
+	// BrTableTargets is the number of br_table labels in the module, each
+	// br_table's default label included; FunctionBrTableTargets is the
+	// most in one function.
+	BrTableTargets, FunctionBrTableTargets uint64
+	// TableElements is the sum of the tables' maxima in the output, and
+	// TableBytes what wazero holds when every table is at its maximum:
+	// TableElements × TableElementBytes, per instance. Imported tables
+	// count too.
+	TableElements, TableBytes uint64
 	// DroppedCustomSections names the custom sections left out of the
 	// output: a "name" section that does not parse, or a second one. Every
 	// other custom section is copied unchanged and in place.
@@ -239,13 +302,11 @@ func Rewrite(wasm []byte, opts Options) (out []byte, info Info, err error) {
 
 // rewrite is Rewrite with the metering mode chosen; tests force each mode.
 func rewrite(wasm []byte, opts Options, mode int) (out []byte, info Info, err error) {
-	if opts.MaxTableElements == 0 {
-		opts.MaxTableElements = DefaultMaxTableElements
-	}
+	opts = opts.withDefaults()
 	if opts.MaxMemoryPages > maxPages {
 		return nil, Info{}, fmt.Errorf("options: MaxMemoryPages %d exceeds %d", opts.MaxMemoryPages, maxPages)
 	}
-	m, err := decode(wasm)
+	m, err := decodeWith(wasm, opts)
 	if err != nil {
 		return nil, Info{}, err
 	}
@@ -259,6 +320,30 @@ func rewrite(wasm []byte, opts Options, mode int) (out []byte, info Info, err er
 		return nil, Info{}, err
 	}
 	return out, info, nil
+}
+
+// withDefaults returns opts with each zero structure limit set to its
+// default.
+func (opts Options) withDefaults() Options {
+	if opts.MaxTableElements == 0 {
+		opts.MaxTableElements = DefaultMaxTableElements
+	}
+	if opts.MaxTotalTableElements == 0 {
+		opts.MaxTotalTableElements = DefaultMaxTotalTableElements
+	}
+	if opts.MaxTables == 0 {
+		opts.MaxTables = DefaultMaxTables
+	}
+	if opts.MaxFunctions == 0 {
+		opts.MaxFunctions = DefaultMaxFunctions
+	}
+	if opts.MaxFunctionBrTableTargets == 0 {
+		opts.MaxFunctionBrTableTargets = DefaultMaxFunctionBrTableTargets
+	}
+	if opts.MaxBrTableTargets == 0 {
+		opts.MaxBrTableTargets = DefaultMaxBrTableTargets
+	}
+	return opts
 }
 
 // plan fills Info and applies the caps to the decoded limits.
@@ -281,7 +366,7 @@ func (m *module) plan(opts Options) (Info, error) {
 			return nil
 		}
 		if l.Min > opts.MaxMemoryPages {
-			return fmt.Errorf("memory minimum of %d pages exceeds the cap of %d: %w", l.Min, opts.MaxMemoryPages, ErrLimits)
+			return &LimitError{Limit: LimitMemoryPages, Value: uint64(l.Min), Max: uint64(opts.MaxMemoryPages), Where: "memory"}
 		}
 		if !l.HasMax || l.Max > opts.MaxMemoryPages {
 			l.Max, l.HasMax = opts.MaxMemoryPages, true
@@ -294,6 +379,58 @@ func (m *module) plan(opts Options) (Info, error) {
 			memExported = true
 		}
 	}
+
+	// Tables: each maximum capped at MaxTableElements, then their sum at
+	// MaxTotalTableElements (see Options).
+	var tableMins uint64
+	capTable := func(index uint32, l *Limits) error {
+		if l.Min > opts.MaxTableElements {
+			return &LimitError{Limit: LimitTableElements, Value: uint64(l.Min), Max: uint64(opts.MaxTableElements), Where: fmt.Sprintf("table %d", index)}
+		}
+		if !l.HasMax || l.Max > opts.MaxTableElements {
+			l.Max, l.HasMax = opts.MaxTableElements, true
+		}
+		tableMins += uint64(l.Min)
+		return nil
+	}
+	var tableIndex uint32
+	for i := range m.imports {
+		if im := &m.imports[i]; im.Kind == KindTable {
+			if err := capTable(tableIndex, &im.limits); err != nil {
+				return info, fmt.Errorf("import %s.%s: %w", im.Module, im.Name, err)
+			}
+			tableIndex++
+		}
+	}
+	for i := range m.tables {
+		t := &m.tables[i]
+		declared := t.limits
+		if err := capTable(tableIndex, &t.limits); err != nil {
+			return info, err
+		}
+		info.Tables = append(info.Tables, Table{Index: tableIndex, Type: ValueType(t.refType), Declared: declared})
+		tableIndex++
+	}
+	if tableMins > opts.MaxTotalTableElements {
+		return info, &LimitError{Limit: LimitTableElements, Value: tableMins, Max: opts.MaxTotalTableElements, Where: "module's tables"}
+	}
+	slack := opts.MaxTotalTableElements - tableMins
+	lower := func(l *Limits) {
+		grow := min(uint64(l.Max-l.Min), slack)
+		l.Max = l.Min + uint32(grow)
+		slack -= grow
+		info.TableElements += uint64(l.Max)
+	}
+	for i := range m.imports {
+		if im := &m.imports[i]; im.Kind == KindTable {
+			lower(&im.limits)
+		}
+	}
+	for i := range m.tables {
+		lower(&m.tables[i].limits)
+		info.Tables[i].Limits = m.tables[i].limits
+	}
+	info.TableBytes = info.TableElements * TableElementBytes
 
 	var globalIndex uint32
 	for i := range m.imports {
@@ -323,18 +460,6 @@ func (m *module) plan(opts Options) (Info, error) {
 		mem.Limits = m.mems[i]
 		info.Memory = mem
 	}
-	for i := range m.tables {
-		t := &m.tables[i]
-		index := m.importedTables + uint32(i)
-		if t.limits.Min > opts.MaxTableElements {
-			return info, fmt.Errorf("table %d: initial size of %d elements exceeds the cap of %d: %w", index, t.limits.Min, opts.MaxTableElements, ErrLimits)
-		}
-		declared := t.limits
-		if !t.limits.HasMax || t.limits.Max > opts.MaxTableElements {
-			t.limits.Max, t.limits.HasMax = opts.MaxTableElements, true
-		}
-		info.Tables = append(info.Tables, Table{Index: index, Type: ValueType(t.refType), Declared: declared, Limits: t.limits})
-	}
 	for _, g := range m.globals {
 		name := exportedAs[[2]uint32{uint32(KindGlobal), globalIndex}]
 		if name == "" && opts.ExportGlobals {
@@ -352,6 +477,7 @@ func (m *module) plan(opts Options) (Info, error) {
 	}
 	info.FuelGlobal, info.StopGlobal = globalIndex, globalIndex+1
 	info.MeteredFunctions = len(m.funcTypes)
+	info.Functions = int(m.numFuncs())
 	info.DroppedCustomSections = m.droppedCust
 	return info, nil
 }
@@ -436,7 +562,7 @@ func (m *module) encode(info *Info, opts Options) ([]byte, error) {
 				continue
 			}
 			var err error
-			if payload, err = m.encodeCode(payload[:0], info.FuelGlobal, info.StopGlobal); err != nil {
+			if payload, err = m.encodeCode(payload[:0], info); err != nil {
 				return nil, err
 			}
 		default:
@@ -458,6 +584,9 @@ func (m *module) encodeImports(p []byte) []byte {
 		switch im.Kind {
 		case KindFunction:
 			p = appendULEB(p, uint64(im.index))
+		case KindTable:
+			p = append(p, im.tableRT)
+			p = appendLimits(p, im.limits)
 		case KindMemory:
 			p = appendLimits(p, im.limits)
 		case KindGlobal:
@@ -612,8 +741,9 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 }
 
 // encodeCode writes the code section: the metered bodies, then the yield
-// function's.
-func (m *module) encodeCode(p []byte, fuel, stop uint32) ([]byte, error) {
+// function's. It records the br_table counts in info.
+func (m *module) encodeCode(p []byte, info *Info) ([]byte, error) {
+	fuel, stop := info.FuelGlobal, info.StopGlobal
 	p = appendULEB(p, uint64(len(m.code)+1))
 	mt := &meter{m: m, fuel: fuel, floor: stop + 1, yield: m.numFuncs(), mode: m.mode}
 	var body []byte
@@ -621,11 +751,17 @@ func (m *module) encodeCode(p []byte, fuel, stop uint32) ([]byte, error) {
 		fn := m.importedFuncs + uint32(i)
 		var err error
 		if body, err = mt.body(body[:0], b, fn); err != nil {
+			if le := (*LimitError)(nil); errors.As(err, &le) && le.Where == "" {
+				le.Where = fmt.Sprintf("function %d", fn)
+				return nil, fmt.Errorf("decoding code section: %w", err)
+			}
 			return nil, fmt.Errorf("decoding code section: function %d: %w", fn, err)
 		}
+		info.FunctionBrTableTargets = max(info.FunctionBrTableTargets, mt.fnTargets)
 		p = appendULEB(p, uint64(len(body)))
 		p = append(p, body...)
 	}
+	info.BrTableTargets = mt.moduleTargets
 	body = appendYieldBody(body[:0], fuel, stop, stop+1)
 	p = appendULEB(p, uint64(len(body)))
 	return append(p, body...), nil

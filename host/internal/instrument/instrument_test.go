@@ -388,11 +388,21 @@ func TestTableCap(t *testing.T) {
 		t.Errorf("refs under a cap of 3: %v, want an invalid table access trap", err)
 	}
 
-	// An imported table is refused.
+	// An imported table is reported, for the host to refuse, and capped
+	// like a defined one.
 	imported := wasmModule(section(secImport, vec(cat(
 		uleb(3), []byte("env"), uleb(1), []byte("t"), []byte{byte(KindTable), typeFuncref, 0, 1}))))
-	_, _, err := Rewrite(imported, Options{})
-	wantErr(t, err, ErrUnsupported)
+	out, info := mustRewrite(t, imported, Options{MaxTableElements: 7})
+	if want := []Import{{Module: "env", Name: "t", Kind: KindTable}}; !reflect.DeepEqual(info.Imports, want) {
+		t.Errorf("Info.Imports = %+v, want %+v", info.Imports, want)
+	}
+	m, err := decode(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.imports[0].limits, (Limits{Min: 1, Max: 7, HasMax: true}); got != want {
+		t.Errorf("imported table limits %+v, want %+v", got, want)
+	}
 }
 
 func TestMemory(t *testing.T) {

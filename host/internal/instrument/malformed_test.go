@@ -112,7 +112,6 @@ func TestRefused(t *testing.T) {
 		{name: "GC prefix", wasm: oneFunc(0xfb, 0, 0x0b), want: ErrUnsupported},
 		{name: "GC type", wasm: wasmModule(section(secType, vec([]byte{0x5f, 0}))), want: ErrUnsupported},
 		{name: "extended const", wasm: wasmModule(section(secGlobal, vec([]byte{typeI32, 0, 0x41, 1, 0x41, 1, 0x6a, 0x0b}))), want: ErrUnsupported},
-		{name: "imported table", wasm: wasmModule(section(secImport, vec([]byte{1, 'e', 1, 't', 1, typeFuncref, 0, 0}))), want: ErrUnsupported},
 		{name: "reserved export name", wasm: wasmModule(
 			section(secType, vec(typeVoid)), section(secFunction, vec([]byte{0})),
 			section(secExport, vec(cat([]byte{14}, []byte("toolhost.other"), []byte{0, 0}))),

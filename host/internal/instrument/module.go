@@ -126,7 +126,8 @@ type module struct {
 	hasNames    bool     // a name section was kept
 	droppedCust []string // names of the custom sections dropped
 
-	mode int // metering mode, see modeAuto
+	mode int     // metering mode, see modeAuto
+	opts Options // the structure limits, defaults set
 }
 
 func (m *module) numFuncs() uint32   { return m.importedFuncs + uint32(len(m.funcTypes)) }
@@ -134,15 +135,20 @@ func (m *module) numTables() uint32  { return m.importedTables + uint32(len(m.ta
 func (m *module) numMems() uint32    { return m.importedMems + uint32(len(m.mems)) }
 func (m *module) numGlobals() uint32 { return m.importedGlobals + uint32(len(m.globals)) }
 
-// decode splits wasm into sections and decodes those the rewriter changes.
-func decode(wasm []byte) (*module, error) {
+// decode splits wasm into sections and decodes those the rewriter changes,
+// under the default structure limits.
+func decode(wasm []byte) (*module, error) { return decodeWith(wasm, Options{}.withDefaults()) }
+
+// decodeWith is decode under the structure limits of opts, which has its
+// defaults set.
+func decodeWith(wasm []byte, opts Options) (*module, error) {
 	if len(wasm) < len(magic) || !bytes.Equal(wasm[:4], magic[:4]) {
 		return nil, fmt.Errorf("reading header: no WebAssembly magic number: %w", ErrMalformed)
 	}
 	if !bytes.Equal(wasm[4:8], magic[4:]) {
 		return nil, fmt.Errorf("reading header: binary format version %x: %w", wasm[4:8], ErrUnsupported)
 	}
-	m := &module{wasm: wasm}
+	m := &module{wasm: wasm, opts: opts}
 	r := newReader(wasm, len(magic), len(wasm))
 	lastRank := 0
 	hasCode := false
@@ -559,7 +565,11 @@ func (m *module) decodeImports(r *reader) error {
 			}
 			m.importedFuncs++
 		case KindTable:
-			return fmt.Errorf("import %d (%s.%s): imported tables: %w", i, e.Module, e.Name, ErrUnsupported)
+			// Decoded so that the host can name it when it refuses it.
+			if e.tableRT, err = readRefType(r); err == nil {
+				e.limits, err = readLimits(r, "table")
+			}
+			m.importedTables++
 		case KindMemory:
 			e.limits, err = readMemoryLimits(r)
 			m.importedMems++
@@ -579,6 +589,17 @@ func (m *module) decodeImports(r *reader) error {
 	if m.importedMems > 1 {
 		return fmt.Errorf("%d imported memories: multiple memories: %w", m.importedMems, ErrUnsupported)
 	}
+	if err := m.checkCount(LimitFunctions, uint64(m.importedFuncs), uint64(m.opts.MaxFunctions)); err != nil {
+		return err
+	}
+	return m.checkCount(LimitTables, uint64(m.importedTables), uint64(m.opts.MaxTables))
+}
+
+// checkCount refuses a module with more than max of what limit counts.
+func (m *module) checkCount(limit string, n, max uint64) error {
+	if n > max {
+		return &LimitError{Limit: limit, Value: n, Max: max, Where: "module"}
+	}
 	return nil
 }
 
@@ -587,8 +608,8 @@ func (m *module) decodeFunctions(r *reader) error {
 	if err != nil {
 		return err
 	}
-	if uint64(m.importedFuncs)+uint64(n) > 1<<32-1 {
-		return r.errorf(ErrMalformed, "too many functions")
+	if err := m.checkCount(LimitFunctions, uint64(m.importedFuncs)+uint64(n), uint64(m.opts.MaxFunctions)); err != nil {
+		return err
 	}
 	m.funcTypes = make([]uint32, 0, n)
 	for i := 0; i < n; i++ {
@@ -607,6 +628,9 @@ func (m *module) decodeFunctions(r *reader) error {
 func (m *module) decodeTables(r *reader) error {
 	n, err := r.count(3)
 	if err != nil {
+		return err
+	}
+	if err := m.checkCount(LimitTables, uint64(m.importedTables)+uint64(n), uint64(m.opts.MaxTables)); err != nil {
 		return err
 	}
 	m.tables = make([]tableEntry, 0, n)
