@@ -190,6 +190,10 @@ func (s *Server) authenticate(c *gin.Context) {
 	} else {
 		principal, err = s.cfg.Accounts.Principal(c.Request.Context(), token)
 	}
+	if errors.Is(err, guard.ErrUnavailable) {
+		storeBusy(c) // the store could not check the token in time: not a 401
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {
 			s.cfg.Logger.Debug("token refused", "err", err)

@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -20,8 +22,24 @@ import (
 // Go over net/http; this file is the one place its decisions become HTTP.
 
 // AbuseLog records refused and reported runs; *abuse.Log implements it.
+// Record is called on the request path of every refusal, so it must not
+// wait on a database: *abuse.Log counts in memory and writes off the path,
+// answering abuse.ErrDropped (counted, not logged here) when it is full.
 type AbuseLog interface {
 	Record(ctx context.Context, e abuse.Entry) error
+}
+
+// problemStoreBusy is the code of a 503 answered when the credential store
+// could not resolve the request's token or session in time.
+const problemStoreBusy = "tools.store.busy"
+
+// storeBusy answers 503 tools.store.busy with Retry-After: the database is
+// locked (by another process, say) and the request's credential is not in
+// memory. Anonymous callers and cached credentials never get it.
+func storeBusy(c *gin.Context) {
+	c.Header("Retry-After", "1")
+	writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: problemStoreBusy,
+		Detail: "The credential store is busy; retry after the Retry-After."})
 }
 
 // guardCallerKey is where resolveCaller leaves the guard.Caller.
@@ -42,6 +60,11 @@ func guardCaller(c *gin.Context) guard.Caller {
 // with 401, never downgraded to anonymous, and abuse-logged.
 func (s *Server) resolveCaller(c *gin.Context) {
 	caller, err := s.guard.Resolve(c.Request, s.cfg.Credentials)
+	if errors.Is(err, guard.ErrUnavailable) {
+		s.cfg.Logger.Warn("credential store busy", "route", c.FullPath(), "err", err)
+		storeBusy(c)
+		return
+	}
 	if err != nil {
 		s.recordAbuse(c, abuse.Entry{IP: caller.IP, Reason: string(guard.ReasonUnauthenticated)})
 		if s.cfg.Metrics != nil {
@@ -160,13 +183,16 @@ func (s *Server) refuse(c *gin.Context, d guard.Decision) {
 	}
 }
 
-// recordAbuse writes one abuse-log row. A failure is logged without the
-// address and does not change the answer.
+// recordAbuse counts one event in the abuse log, without waiting on its
+// database. A failure is logged without the address and does not change
+// the answer; a drop (the log's pending table is full, under a flood) is
+// not logged, which would turn the flood into log lines: the log counts it
+// (toolhost_abuse_dropped_total).
 func (s *Server) recordAbuse(c *gin.Context, e abuse.Entry) {
 	if s.cfg.Abuse == nil {
 		return
 	}
-	if err := s.cfg.Abuse.Record(context.WithoutCancel(c.Request.Context()), e); err != nil {
+	if err := s.cfg.Abuse.Record(context.WithoutCancel(c.Request.Context()), e); err != nil && !errors.Is(err, abuse.ErrDropped) {
 		s.cfg.Logger.Warn("abuse log", "tool", e.Tool, "reason", e.Reason, "err", err)
 	}
 }

@@ -160,13 +160,18 @@ func (p *Principal) Has(capability string) bool {
 
 // Accounts is the account and token store. It is safe for concurrent use.
 type Accounts struct {
-	db  *store.Store
-	now func() time.Time
+	db    *store.Store
+	now   func() time.Time
+	cache *cache // nil without WithCache
 }
 
 // New returns the accounts kept in s. s must stay open while they are used.
-func New(s *store.Store) *Accounts {
-	return &Accounts{db: s, now: time.Now}
+func New(s *store.Store, opts ...Option) *Accounts {
+	a := &Accounts{db: s, now: time.Now}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // CreateUser makes an enabled account and returns its id.
@@ -227,7 +232,10 @@ func (a *Accounts) update(ctx context.Context, query, name string, disabled bool
 		return missing
 	}
 	// SQLite counts a row the UPDATE matched as changed even when the value
-	// stays the same, so zero rows means no such row.
+	// stays the same, so zero rows means no such row. The cache is cleared
+	// after the change, whatever the outcome, so that no token of the row
+	// answers from it afterwards.
+	defer a.cache.clear()
 	res, err := a.db.DB().ExecContext(ctx, query, disabled, name)
 	if err != nil {
 		return fmt.Errorf("updating %s: %w", name, err)
@@ -334,10 +342,21 @@ func (a *Accounts) createToken(ctx context.Context, table, name string, capabili
 // It records the time of use in the token's last_used_at, at most once a
 // minute per token. That write is bookkeeping: when it fails, the token
 // still authenticates.
+//
+// With [WithCache], a token resolved less than the TTL ago is answered from
+// memory, without the database. Otherwise the lookup and the bookkeeping
+// are bounded by [store.Budget]: when the database is too busy to answer
+// within it, the error wraps [store.ErrBusy].
 func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if !wellFormed(token) {
 		return nil, ErrInvalidToken
 	}
+	hash := hashToken(token)
+	if e, ok := a.cache.get("t"+hash, a.now()); ok {
+		return clonePrincipal(e.principal), nil
+	}
+	ctx, cancel := store.Budget(ctx)
+	defer cancel()
 	// The lookup compares hashes in an index, in time that depends on the
 	// bytes compared, and that is safe: the caller chooses the token, not
 	// its SHA-256, and cannot steer the hash towards a stored one byte by
@@ -357,11 +376,13 @@ func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, 
 		FROM tokens t
 		LEFT JOIN users u ON u.id = t.user_id
 		LEFT JOIN apps a ON a.id = t.app_id
-		WHERE t.hash = ?`, hashToken(token)).Scan(
+		WHERE t.hash = ?`, hash).Scan(
 		&p.TokenID, &lastUsed, &p.Sandbox, &userID, &userName, &appID, &appName, &disabled, &caps)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrInvalidToken
+	case store.Busy(ctx, err):
+		return nil, fmt.Errorf("authenticating: %w: %w", store.ErrBusy, err)
 	case err != nil:
 		return nil, fmt.Errorf("authenticating: %w", err)
 	case disabled:
@@ -379,6 +400,7 @@ func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, 
 		slices.Sort(p.Capabilities)
 	}
 	a.touch(ctx, p.TokenID, lastUsed)
+	a.cache.put("t"+hash, cached{principal: clonePrincipal(&p)}, a.now())
 	return &p, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"toolhost/internal/store"
 )
 
 // SessionCookie is the name of the cookie that carries a session value. The
@@ -67,11 +69,20 @@ func (a *Accounts) CreateSession(ctx context.Context) (value string, expires tim
 
 // Session returns the session value names. It fails with ErrInvalidSession
 // when value is malformed, unknown or expired; any other error is the
-// database's. It only reads.
+// database's, wrapping [store.ErrBusy] when it was too busy to answer
+// within [store.Budget]. It only reads. With [WithCache], a session read
+// less than the TTL ago is answered from memory, never past its expiry.
 func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) {
 	if !wellFormedSession(value) {
 		return nil, ErrInvalidSession
 	}
+	hash := hashToken(value)
+	if e, ok := a.cache.get("s"+hash, a.now()); ok {
+		s := *e.session
+		return &s, nil
+	}
+	ctx, cancel := store.Budget(ctx)
+	defer cancel()
 	now := a.now().UTC().Format(timeLayout)
 	var (
 		s       Session
@@ -80,16 +91,20 @@ func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) 
 	// As for tokens, the lookup is by hash, so its timing tells nothing.
 	err := a.db.ReadDB().QueryRowContext(ctx,
 		`SELECT id, expires_at FROM sessions WHERE hash = ? AND expires_at > ?`,
-		hashToken(value), now).Scan(&s.ID, &expires)
+		hash, now).Scan(&s.ID, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrInvalidSession
+	case store.Busy(ctx, err):
+		return nil, fmt.Errorf("reading session: %w: %w", store.ErrBusy, err)
 	case err != nil:
 		return nil, fmt.Errorf("reading session: %w", err)
 	}
 	if s.Expires, err = time.Parse(timeLayout, expires); err != nil {
 		return nil, fmt.Errorf("reading session: %w", err)
 	}
+	c := s
+	a.cache.put("s"+hash, cached{session: &c}, a.now())
 	return &s, nil
 }
 

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -99,7 +100,10 @@ type Identity struct {
 // Credentials resolves what a request presents. The auth package implements
 // it; the guard never sees how tokens are stored. Both methods return an
 // error (any error; the guard wraps it in [ErrInvalidCredentials]) for a
-// credential that is unknown, malformed, expired or disabled.
+// credential that is unknown, malformed, expired or disabled, and an error
+// wrapping [ErrUnavailable] when the store cannot answer now. They run on
+// every request that presents a credential, so they should answer a known
+// one from memory and bound their database statements.
 type Credentials interface {
 	// Token resolves an account or app token, from a bearer header or the
 	// token cookie. The identity's tier must be User or App.
@@ -110,9 +114,11 @@ type Credentials interface {
 
 // Resolve derives the caller of r. Credentials are tried in order: an
 // "Authorization: Bearer" header, the token cookie, the session cookie;
-// none gives an anonymous caller keyed by [ClientIP]. A credential that
-// does not resolve is an error wrapping [ErrInvalidCredentials] (the API
-// answers 401), never a silent downgrade to anonymous. creds may be nil,
+// none gives an anonymous caller keyed by [ClientIP], without calling
+// creds. A credential that does not resolve is an error wrapping
+// [ErrInvalidCredentials] (the API answers 401), never a silent downgrade
+// to anonymous; one the store could not check now is creds' error wrapping
+// [ErrUnavailable] (503). creds may be nil,
 // in which case every request is anonymous. Resolve is safe for concurrent
 // use.
 func (g *Guard) Resolve(r *http.Request, creds Credentials) (Caller, error) {
@@ -142,7 +148,10 @@ func (g *Guard) Resolve(r *http.Request, creds Credentials) (Caller, error) {
 	default:
 		return c, nil
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnavailable):
+		return Caller{}, err
+	case err != nil:
 		return Caller{}, fmt.Errorf("%w: %w", ErrInvalidCredentials, err)
 	}
 	if id.Principal == "" {

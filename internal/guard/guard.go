@@ -38,6 +38,13 @@ var (
 	// a token or session that does not resolve; the API answers 401.
 	ErrInvalidCredentials = errors.New("guard: invalid credentials")
 
+	// ErrUnavailable is returned by Resolve when the store behind the
+	// Credentials could not answer in time (a database locked by another
+	// process, say), and is what a Credentials implementation wraps to say
+	// so; the API answers 503 with Retry-After. The credential is neither
+	// accepted nor refused.
+	ErrUnavailable = errors.New("guard: credentials store unavailable")
+
 	// ErrInvalidTable is returned when a quota table is malformed or
 	// inconsistent.
 	ErrInvalidTable = errors.New("guard: invalid quota table")
@@ -155,3 +162,12 @@ func New(cfg Config) (*Guard, error) {
 
 // Mode returns the guard's mode.
 func (g *Guard) Mode() Mode { return g.cfg.Mode }
+
+// Allowance returns the allowance of class for c, and its column, as
+// Admit looks them up (a class the table does not name falls back to the
+// default class). Other bounds keyed by tier, such as the API's bound on
+// uploads read at once, derive from it.
+func (g *Guard) Allowance(class string, c Caller) (Allowance, string) {
+	a, column, _ := g.cfg.Quotas.Lookup(class, c)
+	return a, column
+}

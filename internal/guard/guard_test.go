@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -427,6 +428,8 @@ func (fakeCreds) Token(_ context.Context, tok string) (Identity, error) {
 		return Identity{Tier: User, Principal: "ann"}, nil
 	case "app":
 		return Identity{Tier: App, Principal: "app1", Capabilities: []string{CapabilityProbe}, Sandbox: true}, nil
+	case "busy":
+		return Identity{}, fmt.Errorf("%w: database is locked", ErrUnavailable)
 	}
 	return Identity{}, errors.New("unknown token")
 }
@@ -457,6 +460,7 @@ func TestResolve(t *testing.T) {
 		{"bad token", "Bearer nope", nil, 0, "", false, true},
 		{"basic auth", "Basic dXNlcg==", nil, 0, "", false, true},
 		{"bad session", "", map[string]string{"ov_tools_jobs": "zz"}, 0, "", false, true},
+		{"store busy", "Bearer busy", nil, 0, "", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := httptest.NewRequest(http.MethodGet, "/", nil)
@@ -469,7 +473,9 @@ func TestResolve(t *testing.T) {
 			}
 			c, err := g.Resolve(r, fakeCreds{})
 			if tc.err {
-				if !errors.Is(err, ErrInvalidCredentials) {
+				// A store that cannot answer is not a bad credential.
+				busy := tc.auth == "Bearer busy"
+				if errors.Is(err, ErrInvalidCredentials) == busy || errors.Is(err, ErrUnavailable) != busy {
 					t.Fatalf("err %v", err)
 				}
 				return

@@ -54,6 +54,12 @@ func WithLanes(fn func() Lanes) Option {
 	return func(m *Metrics) { m.lanes = fn }
 }
 
+// WithCollectors registers more collectors in the registry, such as the
+// abuse log's counters, which the server owns.
+func WithCollectors(cs ...prometheus.Collector) Option {
+	return func(m *Metrics) { m.extra = append(m.extra, cs...) }
+}
+
 // Metrics holds the collectors and their registry. Its methods are safe
 // for concurrent use.
 type Metrics struct {
@@ -63,6 +69,7 @@ type Metrics struct {
 	quota     *prometheus.CounterVec
 	durations *prometheus.HistogramVec
 	lanes     func() Lanes
+	extra     []prometheus.Collector
 }
 
 // New returns a Metrics with its own registry, which also holds the Go
@@ -99,6 +106,7 @@ func New(opts ...Option) *Metrics {
 	if m.lanes != nil {
 		m.registry.MustRegister(laneCollector{fn: m.lanes})
 	}
+	m.registry.MustRegister(m.extra...)
 	return m
 }
 

@@ -23,6 +23,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"toolhost/host"
 	"toolhost/internal/abuse"
 	"toolhost/internal/api"
@@ -156,7 +158,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.store, err = store.Open(ctx, filepath.Join(cfg.DataDir, DatabaseFile)); err != nil {
 		return nil, err
 	}
-	s.accounts = auth.New(s.store)
+	// Known tokens and sessions answer from memory for a few seconds, so
+	// that a run never waits on the database for them (docs/accounts.md,
+	// "The credential cache").
+	s.accounts = auth.New(s.store, auth.WithCache(auth.DefaultCacheTTL, auth.DefaultCacheEntries))
 	if s.runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir}); err != nil {
 		return nil, err
 	}
@@ -202,7 +207,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.metrics = metrics.New(metrics.WithLanes(func() metrics.Lanes {
 		p := s.executor.Pool()
 		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
-	}))
+	}), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
 	jt := &jobTools{executor: s.executor, snapshot: s.registry.Snapshot,
 		limits: wire.Limits{MaxDepth: 2 * cfg.Platform.MaxJSONDepth}, metrics: s.metrics}
 	handlers := map[string]jobs.Handler{}
@@ -318,7 +323,9 @@ func (s *Server) close(ctx context.Context) error {
 		errs = append(errs, s.runtime.Close(ctx))
 	}
 	if s.abuse != nil {
-		errs = append(errs, s.abuse.Close())
+		// What the abuse log's writer has not stored yet is written
+		// within the cleanup budget.
+		errs = append(errs, s.abuse.Shutdown(cctx))
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
@@ -348,7 +355,7 @@ type credentials struct{ a *auth.Accounts }
 func (c credentials) Token(ctx context.Context, token string) (guard.Identity, error) {
 	pr, err := c.a.Authenticate(ctx, token)
 	if err != nil {
-		return guard.Identity{}, err
+		return guard.Identity{}, unavailable(err)
 	}
 	return identity(pr)
 }
@@ -356,9 +363,45 @@ func (c credentials) Token(ctx context.Context, token string) (guard.Identity, e
 func (c credentials) Session(ctx context.Context, value string) (guard.Identity, error) {
 	sess, err := c.a.Session(ctx, value)
 	if err != nil {
-		return guard.Identity{}, err
+		return guard.Identity{}, unavailable(err)
 	}
 	return identity(sess.Principal())
+}
+
+// unavailable marks an error of a store too busy to answer (store.ErrBusy)
+// as guard.ErrUnavailable, which the API answers 503 rather than 401.
+func unavailable(err error) error {
+	if errors.Is(err, store.ErrBusy) {
+		return fmt.Errorf("%w: %w", guard.ErrUnavailable, err)
+	}
+	return err
+}
+
+// abuseCollectors are the abuse log's counters in /metrics, read at each
+// scrape through l, which New sets after the metrics are made.
+func abuseCollectors(l **abuse.Log) []prometheus.Collector {
+	stat := func(f func(abuse.Stats) uint64) func() float64 {
+		return func() float64 {
+			if *l == nil {
+				return 0
+			}
+			return float64(f((*l).Stats()))
+		}
+	}
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolhost_abuse_dropped_total",
+			Help: "Abuse-log events dropped because the pending rows were full (or could not be written at shutdown).",
+		}, stat(func(s abuse.Stats) uint64 { return s.Dropped })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolhost_abuse_events_written_total",
+			Help: "Abuse-log events stored by the log's writer.",
+		}, stat(func(s abuse.Stats) uint64 { return s.Written })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "toolhost_abuse_flush_errors_total",
+			Help: "Abuse-log flushes that failed (the database busy) and were retried.",
+		}, stat(func(s abuse.Stats) uint64 { return s.FlushErrors })),
+	}
 }
 
 // identity maps an auth principal to a guard identity; the tiers share
