@@ -20,6 +20,9 @@ const (
 	// DefaultSettle is how long a module's size and modification time must
 	// stay unchanged before it is read.
 	DefaultSettle = time.Second
+	// DefaultBatchWait is how long a rescan of the live folder waits for
+	// the loads it started before publishing what is ready.
+	DefaultBatchWait = time.Second
 )
 
 var (
@@ -56,6 +59,18 @@ type Config struct {
 	// is not loaded half-done. A file whose modification time is already
 	// Settle in the past is read at once. Default [DefaultSettle].
 	Settle time.Duration
+	// BatchWait is how long a rescan of the live folder waits for the
+	// loads it started before publishing what is ready, so that files
+	// dropped together make one generation; a load still running then is
+	// published on its own when it ends, so that a slow module delays only
+	// itself. Default [DefaultBatchWait].
+	BatchWait time.Duration
+	// LoadWait bounds how long Open and Reload wait for loads before
+	// publishing what is ready; the loads still running are published
+	// when they end. Zero waits for every load, each of which ends by its
+	// phase deadlines (wasmtool.Config) or, when wazero cannot be
+	// interrupted, is abandoned at them.
+	LoadWait time.Duration
 	// Static turns the live folder off: no watcher and no periodic
 	// rescan; only Reload rescans. For one-shot commands.
 	Static bool
@@ -103,6 +118,15 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: Settle is negative", ErrConfig)
 	case c.Settle == 0:
 		c.Settle = DefaultSettle
+	}
+	switch {
+	case c.BatchWait < 0:
+		return c, fmt.Errorf("%w: BatchWait is negative", ErrConfig)
+	case c.BatchWait == 0:
+		c.BatchWait = DefaultBatchWait
+	}
+	if c.LoadWait < 0 {
+		return c, fmt.Errorf("%w: LoadWait is negative", ErrConfig)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

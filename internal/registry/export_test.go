@@ -20,6 +20,6 @@ func (r *Registry) OpenModules() int {
 }
 
 // ScanOnce is one scan of the live folder, without waiting for files being
-// written, published when anything changed. It returns when the earliest
-// pending file will have settled.
-func (r *Registry) ScanOnce(ctx context.Context) (time.Time, error) { return r.rescan(ctx) }
+// written, published when anything changed; it waits for the loads it
+// started. It returns when the earliest pending file will have settled.
+func (r *Registry) ScanOnce(ctx context.Context) (time.Time, error) { return r.rescan(ctx, -1) }

@@ -10,10 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -24,6 +22,7 @@ import (
 // stamp is what stat says of a module file and its sidecar manifest.
 type stamp struct {
 	size, mtime             int64 // the module; mtime in Unix nanoseconds
+	irregular               bool  // not a regular file (a FIFO, a device)
 	sidecar                 bool
 	sidecarSize, sidecarMod int64
 }
@@ -85,18 +84,21 @@ func (e *entry) fresh(st stamp) bool {
 	return !e.retry && e.stamp == st && st.newest().Before(e.verified.Add(-racyMargin))
 }
 
-// scan compares the tools folder with the entries, reads and loads the
-// settled files that are new or changed, and records the result in the
-// entries (marking them dirty) without publishing. It returns the earliest
-// time a file still being written will have settled, zero when none is.
-// When ctx ends, nothing is recorded. r.mu is held.
-func (r *Registry) scan(ctx context.Context, retryFailed bool) (time.Time, error) {
+// scan compares the tools folder with the entries, starts a load for each
+// settled file that is new or changed (unless that load is already
+// running), and records in the entries (marking them dirty) what needs no
+// load: kept, removed, and refused-unread files. It does not publish and
+// does not wait: a file being loaded keeps its previous entry, if any,
+// until its load ends (see finish). It returns the earliest time a file
+// still being written will have settled (zero when none is) and the loads
+// running for the folder's files. r.mu is held.
+func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 	if r.cfg.Dir == "" {
-		return time.Time{}, nil
+		return time.Time{}, nil, nil
 	}
 	names, err := r.list()
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, nil, err
 	}
 	now := time.Now()
 	var pending time.Time
@@ -107,17 +109,22 @@ func (r *Registry) scan(ctx context.Context, retryFailed bool) (time.Time, error
 	}
 	next := make(map[string]*entry, len(names))
 	seen := make(map[string]*observation, len(names))
-	var jobs []*loadJob
+	var running []*loadJob
 	for _, name := range names {
 		old := r.entries[name]
-		st, err := statModule(filepath.Join(r.cfg.Dir, name))
+		path := filepath.Join(r.cfg.Dir, name)
+		st, err := statModule(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // removed since the listing
 		}
 		if err != nil {
-			r.log.Warn("registry: cannot stat a module; keeping its previous version", "file", name, "error", err)
+			// A link loop, a permission: the previous version stays; a new
+			// file is listed as unreadable. Warned once until it changes.
+			r.warnOnce(name, "registry: cannot stat a module", "file", fileSource(name), "path", path, "error", err)
 			if old != nil {
 				next[name] = old
+			} else {
+				next[name] = r.failedEntry(nil, stamp{}, &pkg{source: fileSource(name), failed: moduleFailure(fileSource(name), err)}, true)
 			}
 			continue
 		}
@@ -126,9 +133,13 @@ func (r *Registry) scan(ctx context.Context, retryFailed bool) (time.Time, error
 			obs = &observation{stamp: st, since: now}
 		}
 		seen[name] = obs
-		switch {
+		switch refusal := unreadable(st); {
 		case old != nil && old.fresh(st) && !(retryFailed && old.mod == nil):
 			next[name] = old
+		case refusal != nil:
+			// Refused from its stat alone: never opened, never read.
+			r.warnOnce(name, "registry: module refused unread", "file", fileSource(name), "path", path, "error", refusal)
+			next[name] = r.failedEntry(old, st, &pkg{source: fileSource(name), failed: moduleFailure(fileSource(name), refusal)}, false)
 		case now.Before(obs.stableAt(r.cfg.Settle)):
 			// Being written: read it once it has settled; meanwhile the
 			// previous version, if any, stays.
@@ -137,30 +148,31 @@ func (r *Registry) scan(ctx context.Context, retryFailed bool) (time.Time, error
 				next[name] = old
 			}
 		default:
-			jobs = append(jobs, &loadJob{name: name, stamp: st, old: old, retry: retryFailed})
-		}
-	}
-	r.load(ctx, jobs)
-	if err := ctx.Err(); err != nil {
-		for _, j := range jobs {
-			if j.entry != nil && j.entry.mod != nil && (j.old == nil || j.entry.mod != j.old.mod) {
-				j.entry.mod.retire(false)
+			j := r.loading[name]
+			if j == nil || j.stamp != st || (retryFailed && !j.retry) {
+				if j != nil {
+					j.stale = true // superseded: its outcome is discarded
+				}
+				j = &loadJob{name: name, stamp: st, old: old, retry: retryFailed, done: make(chan struct{})}
+				r.loading[name] = j
+				r.jobs.Add(1)
+				go r.runJob(j)
+			}
+			running = append(running, j)
+			if old != nil {
+				next[name] = old
 			}
 		}
-		return time.Time{}, fmt.Errorf("scanning the tools folder: %w", err)
 	}
-	for _, j := range jobs {
-		switch {
-		case j.unsettled != nil:
-			// Changed while being read: wait for it again.
-			obs := &observation{stamp: *j.unsettled, since: now}
-			seen[j.name] = obs
-			wait(obs.stableAt(r.cfg.Settle))
-			if j.old != nil {
-				next[j.name] = j.old
-			}
-		default:
-			next[j.name] = j.entry
+	for name, j := range r.loading {
+		if _, ok := seen[name]; !ok {
+			j.stale = true // removed, or no longer settled
+			delete(r.loading, name)
+		}
+	}
+	for name := range r.warned {
+		if _, ok := next[name]; !ok {
+			delete(r.warned, name)
 		}
 	}
 
@@ -189,11 +201,23 @@ func (r *Registry) scan(ctx context.Context, retryFailed bool) (time.Time, error
 		}
 	}
 	r.entries, r.seen = next, seen
-	return pending, nil
+	return pending, running, nil
 }
 
-// list returns the module file names of the tools folder, sorted: regular
-// files (or links to them) named *.wasm, not starting with a dot.
+// warnOnce logs a warning about a file unless the same warning was the
+// last one logged for it: a file that keeps failing the same way (a link
+// loop, a FIFO) is reported once, not at every scan. r.mu is held.
+func (r *Registry) warnOnce(name, msg string, args ...any) {
+	key := fmt.Sprint(append([]any{msg}, args...)...)
+	if r.warned[name] == key {
+		return
+	}
+	r.warned[name] = key
+	r.log.Warn(msg, args...)
+}
+
+// list returns the module file names of the tools folder, sorted: entries
+// named *.wasm, not starting with a dot, that are not folders.
 func (r *Registry) list() ([]string, error) {
 	des, err := os.ReadDir(r.cfg.Dir)
 	if err != nil {
@@ -211,132 +235,230 @@ func (r *Registry) list() ([]string, error) {
 	return names, nil
 }
 
-// sidecarPath is the manifest beside a module: NAME.wasm → NAME.tool.json.
-func sidecarPath(path string) string {
-	return strings.TrimSuffix(path, ".wasm") + wasmtool.SidecarSuffix
-}
-
-// statModule stats a module and its sidecar, following links. A module
-// that is not a regular file does not exist.
+// statModule stats a module and its sidecar, following links. A folder
+// does not exist; any other file that is not regular (a FIFO, a device)
+// is stamped irregular, to be refused without being opened. A sidecar
+// whose name is too long to exist (beside a module name of 246 bytes or
+// more) is absent.
 func statModule(path string) (stamp, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return stamp{}, err
 	}
-	if !fi.Mode().IsRegular() {
+	if fi.IsDir() {
 		return stamp{}, fs.ErrNotExist
 	}
-	st := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	switch si, err := os.Stat(sidecarPath(path)); {
+	st := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), irregular: !fi.Mode().IsRegular()}
+	switch si, err := os.Stat(wasmtool.SidecarPath(path)); {
 	case err == nil:
 		st.sidecar, st.sidecarSize, st.sidecarMod = true, si.Size(), si.ModTime().UnixNano()
-	case !errors.Is(err, fs.ErrNotExist):
+	case !wasmtool.NoSuchFile(err):
 		return stamp{}, err
 	}
 	return st, nil
 }
 
-// loadJob is one settled file to read and, unless its content is the
-// loaded one, to load.
+// unreadable is the refusal of a file from its stamp alone: not a regular
+// file, or over its size limit. The read checks both again on the opened
+// descriptor, since the file may change between the stat and the open.
+func unreadable(st stamp) error {
+	switch {
+	case st.irregular:
+		return &wasmtool.LoadError{Reason: wasmtool.NotRegular, Err: errors.New("the module is not a regular file")}
+	case st.size > wasmtool.MaxModuleBytes:
+		return &wasmtool.LoadError{Reason: wasmtool.ModuleTooLarge,
+			Err: fmt.Errorf("the module's %d bytes are over the %d-byte limit", st.size, wasmtool.MaxModuleBytes)}
+	case st.sidecar && st.sidecarSize > wasmtool.MaxSidecarBytes:
+		return &wasmtool.LoadError{Reason: wasmtool.SidecarTooLarge,
+			Err: fmt.Errorf("the sidecar's %d bytes are over the %d-byte limit", st.sidecarSize, wasmtool.MaxSidecarBytes)}
+	}
+	return nil
+}
+
+// loadJob is the load of one settled file: read it and, unless its content
+// is the loaded one, load it. It runs on its own goroutine (runJob); its
+// outcome is recorded by finish.
 type loadJob struct {
 	name  string
 	stamp stamp
-	old   *entry // the file's current entry, if any
+	old   *entry // the file's entry when the load started, if any
 	retry bool   // load again even when old failed with the same content
 
-	// The outcome: the file's new entry (old itself when nothing
-	// changed), or the stamp it had changed to while being read.
-	entry     *entry
-	unsettled *stamp
+	done chan struct{} // closed once the outcome is recorded or discarded
+
+	// Guarded by r.mu.
+	stale     bool // superseded, removed, or the registry closed: discard the outcome
+	unsettled bool // the file changed while it was read
 }
 
-// load runs the jobs, at most GOMAXPROCS at a time.
-func (r *Registry) load(ctx context.Context, jobs []*loadJob) {
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r.loadOne(ctx, j)
-		})
-	}
-	wg.Wait()
+// loaded is what a load job produced, before it is recorded.
+type loaded struct {
+	ended     bool           // the registry closed: nothing to record
+	unsettled *stamp         // the file changed while it was read
+	readErr   error          // the file could not be read
+	same      bool           // the content is old's
+	tool      *wasmtool.Tool // loaded; closed when discarded
+	loadErr   error          // refused at load
+	sum       [sha256.Size]byte
+	read      time.Time
+}
+
+// runJob runs a load job and records its outcome.
+func (r *Registry) runJob(j *loadJob) {
+	defer r.jobs.Done()
+	out := r.loadOne(j)
+	r.finish(j, out)
 }
 
 // loadOne reads a settled file and loads it unless its content hashes to
-// the loaded one. The stamp is taken again after reading: a file that
-// changed meanwhile is not loaded.
-func (r *Registry) loadOne(ctx context.Context, j *loadJob) {
-	source := fileSource(j.name)
+// the loaded one, within the registry's bound on loads holding file bytes.
+// The stamp is taken again after reading: a file that changed meanwhile is
+// not loaded. It runs without r.mu.
+func (r *Registry) loadOne(j *loadJob) loaded {
+	ctx := r.loadCtx
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		return loaded{ended: true}
+	}
+	defer func() { <-r.slots }()
 	path := filepath.Join(r.cfg.Dir, j.name)
+	r.log.Debug("registry: loading a module", "file", fileSource(j.name), "path", path)
 	read := time.Now()
-	wasm, sidecar, err := readModule(path, j.stamp.sidecar)
+	files, err := r.cfg.Loader.ReadFiles(ctx, path)
+	if ctx.Err() != nil {
+		return loaded{ended: true}
+	}
 	if err == nil {
 		var st stamp
 		if st, err = statModule(path); err == nil && st != j.stamp {
-			j.unsettled = &st
-			return
+			return loaded{unsettled: &st}
 		}
 	}
 	if err != nil {
-		r.log.Warn("registry: cannot read a module", "file", source, "path", path, "error", err)
-		j.entry = r.failedEntry(j, &pkg{source: source, failed: moduleFailure(source, err)})
-		j.entry.retry = true
-		return
+		return loaded{readErr: err}
 	}
-	sum := contentSum(wasm, sidecar)
+	var sidecar []byte
+	if files.Sidecar != nil {
+		sidecar = files.Sidecar.Data
+	}
+	sum := contentSum(files.Module.Data, sidecar)
 	if j.old != nil && j.old.sum == sum && !j.old.retry && !(j.retry && j.old.mod == nil) {
-		// Same content (touched, or copied again): keep the loaded Tool.
-		// The entry keeps its package, so no new generation is made.
-		e := *j.old
-		e.stamp, e.verified = j.stamp, read
-		j.entry = &e
-		return
+		return loaded{same: true, sum: sum, read: read}
 	}
-	tool, err := r.cfg.Loader.Load(ctx, wasm, sidecar)
+	tool, err := r.cfg.Loader.Load(ctx, files.Module.Data, sidecar)
 	if ctx.Err() != nil {
 		if tool != nil {
 			tool.Close(context.Background())
 		}
+		return loaded{ended: true}
+	}
+	return loaded{tool: tool, loadErr: err, sum: sum, read: read}
+}
+
+// finish records a load job's outcome as the file's entry, and publishes
+// it unless a synchronous discovery is waiting (it publishes once, for
+// all). A stale job's outcome is discarded.
+func (r *Registry) finish(j *loadJob, out loaded) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer close(j.done)
+	if j.stale || r.closed || out.ended {
+		if out.tool != nil {
+			out.tool.Close(context.Background())
+		}
+		if !j.stale && r.loading[j.name] == j {
+			delete(r.loading, j.name)
+		}
 		return
 	}
-	if err != nil {
-		r.log.Warn("registry: module refused", "file", source, "path", path, "error", err)
-		j.entry = r.failedEntry(j, &pkg{source: source, failed: moduleFailure(source, err)})
-		j.entry.sum, j.entry.verified = sum, read
+	delete(r.loading, j.name)
+	source := fileSource(j.name)
+	path := filepath.Join(r.cfg.Dir, j.name)
+	var e *entry
+	switch {
+	case out.unsettled != nil:
+		// Changed while being read: wait for it to settle again.
+		j.unsettled = true
+		r.seen[j.name] = &observation{stamp: *out.unsettled, since: time.Now()}
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
 		return
+	case out.readErr != nil:
+		r.warnOnce(j.name, "registry: cannot read a module", "file", source, "path", path, "error", out.readErr)
+		// Read again at every scan: fixing it (permissions) may not change
+		// its stamp.
+		e = r.failedEntry(j.old, j.stamp, &pkg{source: source, failed: moduleFailure(source, out.readErr)}, true)
+	case out.same:
+		// Same content (touched, or copied again): keep the loaded Tool.
+		// The entry keeps its package, so no new generation is made.
+		c := *j.old
+		c.stamp, c.verified = j.stamp, out.read
+		e = &c
+	case out.loadErr != nil:
+		r.log.Warn("registry: module refused", "file", source, "path", path, "error", out.loadErr)
+		e = r.failedEntry(j.old, j.stamp, &pkg{source: source, failed: moduleFailure(source, out.loadErr)}, false)
+		e.sum, e.verified = out.sum, out.read
+	default:
+		m := &module{tool: out.tool, file: source, log: r.log, closed: r.moduleClosed}
+		r.moduleOpened()
+		delete(r.warned, j.name)
+		r.log.Info("registry: module loaded", "file", source, "path", path,
+			"implementation_version", out.tool.ImplementationVersion(), "sha256", fmt.Sprintf("%x", out.sum))
+		e = &entry{stamp: j.stamp, sum: out.sum, verified: out.read, mod: m, pkg: modulePkg(source, m, r.log)}
 	}
-	m := &module{tool: tool, file: source, log: r.log, closed: r.moduleClosed}
-	r.moduleOpened()
-	r.log.Info("registry: module loaded", "file", source, "path", path,
-		"implementation_version", tool.ImplementationVersion(), "sha256", fmt.Sprintf("%x", sum))
-	j.entry = &entry{stamp: j.stamp, sum: sum, verified: read, mod: m, pkg: modulePkg(source, m, r.log)}
+	old := r.entries[j.name]
+	r.entries[j.name] = e
+	if old == nil || old.pkg != e.pkg {
+		r.dirty = true
+	}
+	if old != nil && old.mod != nil && old.mod != e.mod {
+		r.retiring = append(r.retiring, old.mod)
+	}
+	if r.waiters == 0 {
+		r.publish()
+	}
 }
 
 // failedEntry is the entry of a package failed as a whole. When the file
 // already failed the same way, its package is kept, so that a failing file
-// that is touched or rewritten identically makes no new generation.
-func (r *Registry) failedEntry(j *loadJob, p *pkg) *entry {
-	e := &entry{stamp: j.stamp, verified: time.Now(), pkg: p}
-	if j.old != nil && j.old.mod == nil && *j.old.pkg.failed == *p.failed {
-		e.pkg = j.old.pkg
+// that is touched or rewritten identically makes no new generation. With
+// retry, the file is read again at every scan.
+func (r *Registry) failedEntry(old *entry, st stamp, p *pkg, retry bool) *entry {
+	e := &entry{stamp: st, verified: time.Now(), pkg: p, retry: retry}
+	if old != nil && old.mod == nil && *old.pkg.failed == *p.failed {
+		e.pkg = old.pkg
 	}
 	return e
 }
 
-// readModule reads a module and, when stat saw one, its sidecar.
-func readModule(path string, hasSidecar bool) (wasm, sidecar []byte, err error) {
-	if wasm, err = os.ReadFile(path); err != nil {
-		return nil, nil, err
+// awaitLoads waits until every job is done, until ctx ends (its error), or
+// until the time until, when set, has come. It reports whether a job
+// found its file changed while reading it.
+func (r *Registry) awaitLoads(ctx context.Context, jobs []*loadJob, until time.Time) (unsettled bool, err error) {
+	var timeout <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		timeout = t.C
 	}
-	if !hasSidecar {
-		return wasm, nil, nil
+	for _, j := range jobs {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return false, fmt.Errorf("waiting for modules to load: %w", ctx.Err())
+		case <-timeout:
+			return false, nil
+		}
 	}
-	if sidecar, err = os.ReadFile(sidecarPath(path)); err != nil {
-		return nil, nil, err
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, j := range jobs {
+		unsettled = unsettled || j.unsettled
 	}
-	return wasm, sidecar, nil
+	return unsettled, nil
 }
 
 // contentSum is the SHA-256 of a module and its sidecar, length-prefixed
@@ -406,7 +528,7 @@ func (r *Registry) watch(ctx context.Context) {
 	}
 	var failing string // the last scan error logged, so that it is logged once
 	rescan := func() {
-		pending, err := r.rescan(ctx)
+		pending, err := r.rescan(ctx, r.cfg.BatchWait)
 		if err != nil {
 			if ctx.Err() == nil && err.Error() != failing {
 				failing = err.Error()
@@ -444,6 +566,9 @@ func (r *Registry) watch(ctx context.Context) {
 			// An overflow loses events: rescan now.
 			r.log.Warn("registry: watching the tools folder", "error", err)
 			rescan()
+		case <-r.kick:
+			// A load found its file changing: look again once it settles.
+			arm(time.Now().Add(r.cfg.Settle))
 		case <-timer.C:
 			armed = time.Time{}
 			rescan()
@@ -461,14 +586,31 @@ func watched(path string) bool {
 		(strings.HasSuffix(name, ".wasm") || strings.HasSuffix(name, wasmtool.SidecarSuffix))
 }
 
-// rescan is one scan of the live folder, published when anything changed.
-func (r *Registry) rescan(ctx context.Context) (time.Time, error) {
+// rescan is one scan of the live folder: it waits for the loads it
+// started up to wait (without bound when wait is negative), publishes
+// what is ready when anything changed, and leaves the loads still running
+// to publish when they end.
+func (r *Registry) rescan(ctx context.Context, wait time.Duration) (time.Time, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return time.Time{}, ErrClosed
 	}
-	pending, err := r.scan(ctx, false)
+	pending, running, err := r.scan(false)
+	if err != nil {
+		r.mu.Unlock()
+		return time.Time{}, err
+	}
+	r.waiters++
+	r.mu.Unlock()
+	var until time.Time
+	if wait >= 0 {
+		until = time.Now().Add(wait)
+	}
+	_, err = r.awaitLoads(ctx, running, until)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiters--
 	if err != nil {
 		return time.Time{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,18 @@ type Registry struct {
 	dirty      bool                    // entries differ from the published snapshot
 	retiring   []*module               // replaced or removed, retired once the next snapshot is out
 	closed     bool
+	loading    map[string]*loadJob // by file name: the load running for its current stamp
+	waiters    int                 // discoveries waiting for loads; loads that end meanwhile leave publishing to them
+	warned     map[string]string   // by file name: the last warning logged, so that it is logged once
+
+	// loadCtx ends the loads when the registry closes; jobs counts the
+	// load goroutines; slots bounds the loads holding file bytes; kick
+	// tells the watcher a load found its file still changing.
+	loadCtx  context.Context
+	loadStop context.CancelFunc
+	jobs     sync.WaitGroup
+	slots    chan struct{}
+	kick     chan struct{}
 
 	// open counts modules whose Tool is not closed yet; drained is closed
 	// when it reaches zero (created by a Close waiting for it).
@@ -41,10 +54,12 @@ type Registry struct {
 
 // Open runs the first discovery, publishes it as generation 1 and, unless
 // cfg.Static, starts watching the tools folder. Files still being written
-// are waited for (up to ten settle periods) so that generation 1 holds
-// them. A tools folder that cannot be read is an error; failed modules are
-// not: they are reported in the snapshot's failures. ctx bounds the first
-// discovery only.
+// are waited for (up to ten settle periods), and loads for up to
+// cfg.LoadWait, so that generation 1 holds them; each load ends by its
+// phase deadlines (wasmtool.Config), and one still running after
+// LoadWait is published when it ends. A tools folder that cannot be read
+// is an error; failed modules are not: they are reported in the
+// snapshot's failures. ctx bounds the first discovery only.
 func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -65,7 +80,12 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		entries: map[string]*entry{},
 		seen:    map[string]*observation{},
 		dirty:   true, // generation 1 is published whatever the folder holds
+		loading: map[string]*loadJob{},
+		warned:  map[string]string{},
+		slots:   make(chan struct{}, runtime.GOMAXPROCS(0)),
+		kick:    make(chan struct{}, 1),
 	}
+	r.loadCtx, r.loadStop = context.WithCancel(context.Background())
 	for _, b := range cfg.Builtins {
 		r.builtins = append(r.builtins, builtinPkg(b, cfg.Platform, r.log))
 	}
@@ -99,11 +119,13 @@ func (r *Registry) Reload(ctx context.Context) (*Snapshot, error) {
 	return r.discover(ctx, true, true)
 }
 
-// Close stops the live folder, retires every module and waits until every
-// running item has ended and every module is closed, or until ctx ends
-// (the modules then close as their last items end). WASM items started
-// after Close are refused with service_unavailable; builtin runners belong
-// to their caller and are not touched. It is safe to call more than once.
+// Close stops the live folder, abandons the loads in progress (wasmtool
+// closes what they produce when they end), retires every module and waits
+// until every running item has ended and every module is closed, or until
+// ctx ends (the modules then close as their last items end). It returns
+// within ctx whatever a load is doing. WASM items started after Close are
+// refused with service_unavailable; builtin runners belong to their
+// caller and are not touched. It is safe to call more than once.
 func (r *Registry) Close(ctx context.Context) error {
 	if r.stop != nil {
 		r.stop()
@@ -112,6 +134,10 @@ func (r *Registry) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if !r.closed {
 		r.closed = true
+		r.loadStop()
+		for _, j := range r.loading {
+			j.stale = true
+		}
 		for _, e := range r.entries {
 			if e.mod != nil {
 				e.mod.retire(true)
@@ -123,6 +149,19 @@ func (r *Registry) Close(ctx context.Context) error {
 		r.entries, r.retiring = nil, nil
 	}
 	r.mu.Unlock()
+
+	// The load goroutines return promptly once loadCtx ends: wasmtool
+	// abandons what cannot be interrupted.
+	jobsDone := make(chan struct{})
+	go func() {
+		r.jobs.Wait()
+		close(jobsDone)
+	}()
+	select {
+	case <-jobsDone:
+	case <-ctx.Done():
+		return fmt.Errorf("closing the registry: waiting for loads: %w", ctx.Err())
+	}
 
 	r.modMu.Lock()
 	if r.open == 0 {
@@ -164,32 +203,61 @@ func (r *Registry) moduleClosed() {
 const maxSettleWaits = 10
 
 // discover rescans and publishes a new generation when anything changed.
-// With wait, it waits for pending files to settle, up to maxSettleWaits
-// settle periods, and publishes once at the end. With retryFailed, the
-// first scan loads again the modules that failed as a whole.
+// It waits for the loads the scans start, up to Config.LoadWait, and with
+// wait for pending files to settle, up to maxSettleWaits settle periods,
+// and publishes once at the end. With retryFailed, the first scan loads
+// again the modules that failed as a whole.
 func (r *Registry) discover(ctx context.Context, wait, retryFailed bool) (*Snapshot, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return nil, ErrClosed
 	}
-	give := time.Now().Add(maxSettleWaits * r.cfg.Settle)
-	for {
-		pending, err := r.scan(ctx, retryFailed)
-		if err != nil {
-			return nil, err
+	r.waiters++
+	r.mu.Unlock()
+	now := time.Now()
+	give := now.Add(maxSettleWaits * r.cfg.Settle)
+	var until time.Time
+	if r.cfg.LoadWait > 0 {
+		until = now.Add(r.cfg.LoadWait)
+	}
+	err := func() error {
+		for {
+			r.mu.Lock()
+			if r.closed {
+				r.mu.Unlock()
+				return ErrClosed
+			}
+			pending, running, err := r.scan(retryFailed)
+			r.mu.Unlock()
+			if err != nil {
+				return err
+			}
+			retryFailed = false
+			unsettled, err := r.awaitLoads(ctx, running, until)
+			if err != nil {
+				return err
+			}
+			if unsettled && time.Now().Before(give) {
+				continue // the next scan sees when it settles
+			}
+			if !wait || pending.IsZero() || pending.After(give) {
+				return nil
+			}
+			t := time.NewTimer(time.Until(pending))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
 		}
-		retryFailed = false
-		if !wait || pending.IsZero() || pending.After(give) {
-			break
-		}
-		t := time.NewTimer(time.Until(pending))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
+	}()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiters--
+	if err != nil {
+		return nil, err
 	}
 	r.publish()
 	return r.current.Load(), nil

@@ -22,7 +22,7 @@ func newLoader(t testing.TB) *wasmtool.Loader {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	l, err := wasmtool.NewLoader(rt, wasmtool.Config{Platform: policy.DefaultPlatform(), DescribeTimeout: 500 * time.Millisecond})
+	l, err := wasmtool.NewLoader(rt, wasmtool.Config{Platform: policy.DefaultPlatform(), DescribeTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
