@@ -126,7 +126,7 @@ func TestLinkFlippedToFIFO(t *testing.T) {
 		_, ok := s.Service("liar")
 		return ok
 	})
-	time.Sleep(10 * cfg.Interval) // ten more rescans
+	time.Sleep(10 * cfg.Interval)                                    // ten more rescans
 	if n := strings.Count(logs.String(), "file=link.wasm"); n != 3 { // loading, loaded, refused
 		t.Errorf("link.wasm logged %d times, want 3:\n%s", n, logs)
 	}
