@@ -62,3 +62,36 @@ var (
 	// ErrClosed is returned when the Runtime has been closed.
 	ErrClosed = errors.New("runtime is closed")
 )
+
+// The names of the module structure limits, in [LimitError.Limit]. They are
+// stable: the loader reports them as the reason a module was refused
+// (docs/host.md, "Module limits").
+const (
+	LimitModuleBytes    = "module_bytes"     // the module's size, [MaxModuleBytes]
+	LimitFunctions      = "functions"        // functions, imported and defined, [Config.MaxFunctions]
+	LimitTables         = "tables"           // tables, [Config.MaxTables]
+	LimitTableElements  = "table_elements"   // one table's or all tables' initial size, [Config.MaxTableElements], [Config.MaxTotalTableElements]
+	LimitBrTableTargets = "br_table_targets" // br_table labels in one function or in all, [Config.MaxFunctionBrTableTargets], [Config.MaxBrTableTargets]
+	LimitMemoryPages    = "memory_pages"     // the memory's initial size in pages, [Config.MaxMemoryBytes]
+	LimitLocals         = "locals"           // one function's locals, 50,000
+	LimitBlockNesting   = "block_nesting"    // one function's block nesting, 16,384
+)
+
+// LimitError is a module refused by [Runtime.Load] for being over one of its
+// structure limits, before it was compiled. Limit is one of the Limit
+// constants; Value is what the module has (for a count stopped at its
+// limit, the count so far), Max the limit; Where names the function, table
+// or memory concerned, or is "module". It wraps [ErrModule], so callers that
+// only test for ErrModule keep working.
+type LimitError struct {
+	Limit      string
+	Value, Max uint64
+	Where      string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v: %s: %s %d is over the limit of %d", ErrModule, e.Where, e.Limit, e.Value, e.Max)
+}
+
+// Unwrap returns [ErrModule].
+func (e *LimitError) Unwrap() error { return ErrModule }

@@ -32,6 +32,7 @@ type Module struct {
 	exports        []string
 	callable       map[string]bool // exports of type () -> i32
 	minMemoryBytes uint64
+	tableBytes     uint64       // the tables at their maxima (instrument.Info.TableBytes)
 	initialize     bool         // exports _initialize, called before every export
 	image          *memoryImage // set when instances start pre-initialised
 	imageErr       error        // why a module with _initialize is not
@@ -45,29 +46,36 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		return nil, ErrClosed
 	}
 	if len(wasm) > MaxModuleBytes {
-		return nil, fmt.Errorf("%w: %d bytes is over the %d-byte limit", ErrModule, len(wasm), MaxModuleBytes)
+		return nil, &LimitError{Limit: LimitModuleBytes, Value: uint64(len(wasm)), Max: MaxModuleBytes, Where: "module"}
 	}
 	opts := instrument.Options{
-		ExportGlobals:    true,
-		MaxTableElements: r.cfg.MaxTableElements,
-		MaxMemoryPages:   uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
-		InitialFuel:      startFuel,
+		ExportGlobals:             true,
+		MaxTableElements:          r.cfg.MaxTableElements,
+		MaxTotalTableElements:     r.cfg.MaxTotalTableElements,
+		MaxTables:                 r.cfg.MaxTables,
+		MaxFunctions:              r.cfg.MaxFunctions,
+		MaxFunctionBrTableTargets: r.cfg.MaxFunctionBrTableTargets,
+		MaxBrTableTargets:         r.cfg.MaxBrTableTargets,
+		MaxMemoryPages:            uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
+		InitialFuel:               startFuel,
 	}
 	enterPhase(ctx, PhaseInstrument)
 	rewritten, info, err := instrument.Rewrite(wasm, opts)
+	if le := limitError(err); le != nil {
+		return nil, le
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
+	}
+	if err := r.checkImports(info.Imports); err != nil {
+		return nil, err
 	}
 	enterPhase(ctx, PhaseCompile)
 	compiled, release, err := r.compile(ctx, rewritten)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
 	}
-	m := &Module{rt: r, compiled: compiled, release: release}
-	if err := m.checkImports(); err != nil {
-		release(ctx)
-		return nil, err
-	}
+	m := &Module{rt: r, compiled: compiled, release: release, tableBytes: info.TableBytes}
 	for name, def := range compiled.ExportedFunctions() {
 		m.exports = append(m.exports, name)
 		if name == "_initialize" {
@@ -107,22 +115,31 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 // initialiser).
 func (m *Module) Preinitialised() (bool, error) { return m.image != nil, m.imageErr }
 
-// checkImports refuses imports the host does not provide: functions outside
-// the three host modules, and any imported memory, table or global.
-func (m *Module) checkImports() error {
-	for _, def := range m.compiled.ImportedFunctions() {
-		mod, name, _ := def.Import()
-		names, ok := m.rt.allowed[mod]
-		if !ok {
-			return fmt.Errorf("%w: function %s.%s (module %q is not provided)", ErrImport, mod, name, mod)
+// checkImports refuses, before the module is compiled, imports the host
+// does not provide: functions outside the three host modules, and any
+// imported memory, table or global. The first one in the import section
+// is named.
+func (r *Runtime) checkImports(imports []instrument.Import) error {
+	for _, im := range imports {
+		mod, name := im.Module, im.Name
+		switch im.Kind {
+		case instrument.KindFunction:
+			names, ok := r.allowed[mod]
+			if !ok {
+				return fmt.Errorf("%w: function %s.%s (module %q is not provided)", ErrImport, mod, name, mod)
+			}
+			if !names[name] {
+				return fmt.Errorf("%w: function %s.%s", ErrImport, mod, name)
+			}
+		case instrument.KindMemory:
+			return fmt.Errorf("%w: memory %s.%s (a tool defines its own memory)", ErrImport, mod, name)
+		case instrument.KindTable:
+			return fmt.Errorf("%w: table %s.%s (a tool defines its own tables)", ErrImport, mod, name)
+		case instrument.KindGlobal:
+			return fmt.Errorf("%w: global %s.%s (the host provides no globals)", ErrImport, mod, name)
+		default:
+			return fmt.Errorf("%w: %s %s.%s", ErrImport, im.Kind, mod, name)
 		}
-		if !names[name] {
-			return fmt.Errorf("%w: function %s.%s", ErrImport, mod, name)
-		}
-	}
-	for _, def := range m.compiled.ImportedMemories() {
-		mod, name, _ := def.Import()
-		return fmt.Errorf("%w: memory %s.%s (a tool defines its own memory)", ErrImport, mod, name)
 	}
 	return nil
 }
@@ -159,8 +176,8 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	if lim.MaxInputBytes > 0 && len(input) > lim.MaxInputBytes {
 		return nil, fail(CodeInputLimitExceeded, fmt.Errorf("input of %d bytes is over %d", len(input), lim.MaxInputBytes))
 	}
-	if m.minMemoryBytes > lim.MemoryBytes {
-		return nil, fail(CodeMemoryLimit, fmt.Errorf("module needs %d bytes of memory to start, limit %d", m.minMemoryBytes, lim.MemoryBytes))
+	if m.minMemoryBytes+m.tableBytes > lim.MemoryBytes {
+		return nil, fail(CodeMemoryLimit, fmt.Errorf("module needs %d bytes of memory and %d of tables to start, limit %d", m.minMemoryBytes, m.tableBytes, lim.MemoryBytes))
 	}
 
 	// The hard deadline applies to the guest's code; instantiation runs at

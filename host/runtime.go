@@ -21,6 +21,18 @@ type Config struct {
 	MaxMemoryBytes uint64
 	// MaxTableElements caps every table a module defines. Default 100,000.
 	MaxTableElements uint32
+	// The module structure limits, checked before a module is compiled; a
+	// module over one is refused with a *[LimitError]. Zero means the
+	// Default of the same name (docs/host.md, "Module limits").
+	// MaxTotalTableElements caps the sum of all tables' sizes, which with
+	// the memory minimum must fit each call's memory limit
+	// ([TableElementBytes] each); br_table targets are counted per function
+	// and per module, each br_table's default label included.
+	MaxFunctions              uint32
+	MaxTables                 uint32
+	MaxTotalTableElements     uint64
+	MaxFunctionBrTableTargets uint32
+	MaxBrTableTargets         uint64
 	// NoPreinitialise makes every call run the module's _initialize instead
 	// of starting from a captured image (see [Module.Preinitialised]); for
 	// measurements and debugging.
