@@ -10,7 +10,10 @@ import (
 )
 
 // Get returns job id for its owner, with the latest progress of a running
-// job. Another owner's job is ErrNotFound.
+// job. A queued job that waits because the data folder is full carries
+// CodeStorageFull (retryable) as its Error, the reason it waits; so does a
+// running job whose run ended with no room to record its outcome. Another
+// owner's job is ErrNotFound.
 func (s *Service) Get(ctx context.Context, id, owner string) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
@@ -26,13 +29,22 @@ func (s *Service) get(ctx context.Context, id, owner string) (*Job, error) {
 	if owner == "" || job.Owner != owner {
 		return nil, ErrNotFound
 	}
-	if job.State == Running {
+	switch {
+	case job.State == Running:
 		s.mu.Lock()
 		e := s.running[id]
 		s.mu.Unlock()
 		if e != nil {
 			job.Progress, _ = e.snapshot()
 		}
+	case job.State == Queued && job.Error == nil && s.storageStatus().Full:
+		// The reason it waits: it starts once there is room.
+		job.Error = storageFullError()
+	}
+	if job.State == Running && s.isCut(id) {
+		// Its run has ended, but there was no room to record how: it
+		// fails with this once there is.
+		job.Error = storageFullError()
 	}
 	return job, nil
 }

@@ -267,18 +267,20 @@ func (s *Service) interrupted(ctx context.Context, tx *sql.Tx, r *jobRow, code t
 	}
 }
 
-// withTx runs fn in a transaction of the writer and commits it.
+// withTx runs fn in a transaction of the writer and commits it. A failure
+// for lack of space (SQLITE_FULL) is recorded in the storage condition and
+// returned as ErrStorageFull; the transaction is rolled back.
 func (s *Service) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("beginning a transaction: %w", err)
+		return s.storageErr(fmt.Errorf("beginning a transaction: %w", err))
 	}
 	defer tx.Rollback() // a no-op after Commit
 	if err := fn(tx); err != nil {
-		return err
+		return s.storageErr(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing: %w", err)
+		return s.storageErr(fmt.Errorf("committing: %w", err))
 	}
 	return nil
 }

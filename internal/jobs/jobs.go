@@ -71,6 +71,13 @@ var (
 
 	// ErrConfig is returned by Open when the configuration is invalid.
 	ErrConfig = errors.New("jobs: invalid configuration")
+
+	// ErrStorageFull is returned when the data folder has no room for what
+	// a call would write: Submit finds less free space than
+	// Config.MinFreeBytes before reading anything, or a write fails with
+	// ENOSPC or EDQUOT, or SQLite reports SQLITE_FULL. Nothing of the call
+	// is left behind: no file, no row. The message names the folder.
+	ErrStorageFull = errors.New("jobs: storage full")
 )
 
 // FileError is a refusal of one input file by Submit. Err is one of

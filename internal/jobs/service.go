@@ -34,6 +34,8 @@ const (
 	DefaultProgressInterval = time.Second
 	DefaultStopGrace        = 10 * time.Second
 	DefaultURLPrefix        = "/api/v1/jobs"
+	DefaultMinFreeBytes     = 16 << 20
+	DefaultStorageInterval  = 5 * time.Second
 	defaultMaxAttempts      = 3
 	// minSigningKeyBytes is the shortest SigningKey Open takes.
 	minSigningKeyBytes = 32
@@ -99,6 +101,16 @@ type Config struct {
 	// URLPrefix is the path signed URLs start with (DefaultURLPrefix):
 	// <prefix>/<id>/files/<name>?expires=…&sig=….
 	URLPrefix string
+	// MinFreeBytes is the free space below which the jobs folder (or the
+	// database's, when it is on another file system) counts as full
+	// (DefaultMinFreeBytes): Submit refuses with ErrStorageFull, queued
+	// jobs wait, Storage reports it. Negative: no threshold, only failed
+	// writes count.
+	MinFreeBytes int64
+	// StorageInterval is how often the free space is measured, a failed
+	// write's condition is checked again, and the jobs held back by a full
+	// folder are resumed (DefaultStorageInterval).
+	StorageInterval time.Duration
 	// Media resolves media references; nil refuses them.
 	Media MediaStore
 	// Now is the clock of file expiry and signed URLs (time.Now). River
@@ -124,13 +136,16 @@ type Service struct {
 	pending map[string]struct{}  // jobs being submitted: files on disk, no row yet
 	subs    map[string]map[*subscription]struct{}
 
+	// storage is the data folder's storage condition (storage.go).
+	storage *storageWatch
+
 	// stopping is set once Close begins stopping River: a handler whose
 	// context ends then was interrupted, not cancelled.
 	stopping atomic.Bool
 	done     chan struct{} // closed by Close: subscriptions end
 	subWG    sync.WaitGroup
-	sweepWG  sync.WaitGroup
-	sweepEnd context.CancelFunc // stops the sweeper
+	sweepWG  sync.WaitGroup     // the sweeper and the storage watch
+	sweepEnd context.CancelFunc // stops the sweeper and the storage watch
 
 	closeOnce sync.Once
 	closeErr  error
@@ -174,6 +189,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s.unlock = unlock
+	s.storage = newStorageWatch(s.root, cfg.Store.Path(), cfg.MinFreeBytes)
+	s.checkStorage(false)
 	if err := s.start(ctx); err != nil {
 		s.Close(context.Background())
 		return nil, err
@@ -226,8 +243,9 @@ func (s *Service) start(ctx context.Context) error {
 	}
 	sweepCtx, cancel := context.WithCancel(context.Background())
 	s.sweepEnd = cancel
-	s.sweepWG.Add(1)
+	s.sweepWG.Add(2)
 	go s.sweepLoop(sweepCtx)
+	go s.storageLoop(sweepCtx)
 	return nil
 }
 
@@ -278,6 +296,8 @@ func (c *Config) normalize() error {
 	setDefault(&c.StopGrace, DefaultStopGrace)
 	setDefault(&c.URLPrefix, DefaultURLPrefix)
 	setDefault(&c.PollInterval, river.FetchPollIntervalDefault)
+	setDefault(&c.MinFreeBytes, DefaultMinFreeBytes)
+	setDefault(&c.StorageInterval, DefaultStorageInterval)
 	return nil
 }
 

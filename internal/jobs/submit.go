@@ -24,8 +24,11 @@ import (
 // its River ticket are written in one transaction. It returns the job as
 // queued (or, if a worker was quick, later).
 //
-// Refusals: ErrInvalid, ErrUnknownType, and a *FileError (ErrFileType,
-// ErrTooLarge, ErrReference, ErrExpired, ErrNoMediaStore) naming the input.
+// Refusals: ErrInvalid, ErrUnknownType, a *FileError (ErrFileType,
+// ErrTooLarge, ErrReference, ErrExpired, ErrNoMediaStore) naming the input,
+// and ErrStorageFull: before anything is read when the free space is below
+// Config.MinFreeBytes, and whenever a write of the files or the rows fails
+// for lack of space, its partial files removed and its rows rolled back.
 func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
@@ -47,6 +50,12 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 	if sub.MaxFileBytes > 0 && sub.MaxFileBytes < limit {
 		limit = sub.MaxFileBytes
 	}
+	// A write that failed keeps the folder full for the workers and
+	// /readyz until the next check; a submission is refused on the
+	// threshold alone, and tries its writes otherwise.
+	if st := s.checkStorage(false); st.Full && st.Reason == ReasonBelowThreshold {
+		return nil, fmt.Errorf("%w: %s has %d bytes free, less than %d", ErrStorageFull, st.Folder, st.FreeBytes, st.MinFreeBytes)
+	}
 
 	id := newID()
 	s.mu.Lock()
@@ -62,7 +71,9 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 		if rmErr := os.RemoveAll(s.jobDir(id)); rmErr != nil {
 			s.log.Error("jobs: removing the files of a refused submission", "job", id, "error", rmErr)
 		}
-		return nil, err
+		// After the removal, so that the condition it records is the
+		// folder's without the partial files.
+		return nil, s.storageErr(err)
 	}
 	return job, nil
 }
@@ -272,7 +283,10 @@ func (s *Service) storeFile(dir, name string, r io.Reader, accept []string, limi
 	}
 	defer f.Close() // after the explicit Close below, a no-op
 	h := sha256.New()
-	w := io.MultiWriter(f, h)
+	// A failed write is the folder's failure (no room, say), not the
+	// upload's: it is told apart from a read error of the upload.
+	fw := &writeRecorder{w: f}
+	w := io.MultiWriter(fw, h)
 	if _, err := w.Write(head); err != nil {
 		return File{}, fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -281,6 +295,8 @@ func (s *Service) storeFile(dir, name string, r io.Reader, accept []string, limi
 		m, err := io.Copy(w, lr)
 		size += m
 		switch {
+		case fw.err != nil:
+			return File{}, fmt.Errorf("writing %s: %w", path, fw.err)
 		case errors.Is(err, errTooLarge):
 			return File{}, &FileError{Name: name, Err: ErrTooLarge, LimitBytes: limit}
 		case err != nil:
@@ -297,6 +313,20 @@ func (s *Service) storeFile(dir, name string, r io.Reader, accept []string, limi
 		return File{}, fmt.Errorf("making %s read-only: %w", path, err)
 	}
 	return File{Name: name, Role: Input, MediaType: media, SizeBytes: size, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// writeRecorder is a writer that keeps the first error of w.
+type writeRecorder struct {
+	w   io.Writer
+	err error
+}
+
+func (r *writeRecorder) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // errTooLarge is limitedReader's error past its limit.

@@ -80,6 +80,7 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		r       *jobRow
 		claimed bool
 		changed bool
+		held    bool
 	)
 	h, known := Handler{}, false
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
@@ -104,6 +105,12 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 			return err
 		case r.state != Queued:
 			return nil
+		case s.checkStorage(false).Full:
+			// No room for its outputs, nor perhaps for its row: the
+			// job waits, queued, and resume gives it a new ticket
+			// once there is room.
+			held = true
+			return nil
 		case !known:
 			changed = true
 			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.ToolUnavailable))
@@ -117,9 +124,17 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		claimed, changed = true, true
 		return nil
 	})
-	if err != nil {
+	if err != nil && isStorageFull(err) {
+		// The claim rolled back: the job waits, queued, as above.
+		s.storageErr(err)
+		held = true
+	} else if err != nil {
 		s.log.Error("jobs: claiming a job", "job", id, "error", err)
 		return err
+	}
+	if held {
+		s.hold("")
+		return nil
 	}
 	if changed {
 		version := s.publishState(ctx, id)
@@ -259,6 +274,18 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 			return s.finalize(ctx, tx, r.id, Failed, nil, s.toolError(r, herr))
 		}
 	})
+	if err != nil && isStorageFull(err) {
+		// The outcome cannot be recorded for lack of space: the
+		// outputs go (they would be unrecorded files, and the room is
+		// needed), and resume fails the job with CodeStorageFull once
+		// there is room for that.
+		s.log.Error("jobs: recording a job's outcome", "job", r.id, "error", s.storageErr(err))
+		s.hold(r.id)
+		if err := os.RemoveAll(s.outDir(r.id)); err != nil {
+			s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
+		}
+		return nil
+	}
 	if err != nil {
 		s.log.Error("jobs: recording a job's outcome", "job", r.id, "error", err)
 		return err
@@ -275,11 +302,17 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 }
 
 // toolError is the job error for a handler's error: a *toolerr.Error as it
-// is, anything else execution_failed, its text logged only.
+// is; a failure for lack of space (a handler writing its outputs, the
+// run's preparation) CodeStorageFull, retryable, recorded in the storage
+// condition; anything else execution_failed, its text logged only.
 func (s *Service) toolError(r *jobRow, err error) *toolerr.Error {
 	var te *toolerr.Error
 	if errors.As(err, &te) {
 		return te
+	}
+	if isStorageFull(err) {
+		s.log.Warn("jobs: a run failed for lack of space", "job", r.id, "type", r.typ, "error", s.storageErr(err))
+		return storageFullError()
 	}
 	s.log.Error("jobs: handler failed", "job", r.id, "type", r.typ, "error", err)
 	return toolerr.New(toolerr.ExecutionFailed)
