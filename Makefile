@@ -11,7 +11,7 @@ FUZZ_TARGETS = ./internal/wire:FuzzDecode ./internal/schema:FuzzCheck ./guest:Fu
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build wasm run test bench fuzz lint check clean
+.PHONY: all build wasm run test bench bench-http fuzz lint check clean
 
 all: build
 
@@ -50,6 +50,13 @@ test: wasm
 ## bench: the benchmarks, recorded in docs/performance.md.
 bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+
+## bench-http: the overload benchmark over a real server on loopback: the
+## run and compute routes' peak, then twice the peak open-loop for
+## BENCH_HTTP_SECONDS, in enforce and report mode (docs/performance.md).
+BENCH_HTTP_SECONDS ?= 15
+bench-http: wasm
+	TOOLHOST_BENCH_HTTP=1 TOOLHOST_BENCH_SECONDS=$(BENCH_HTTP_SECONDS) $(GO) test -run='^$$' -bench='^BenchmarkOverload$$' -benchtime=1x -timeout=30m ./internal/server
 
 ## fuzz: each fuzz target for FUZZTIME.
 fuzz:
