@@ -107,6 +107,11 @@ type JobsConfig struct {
 	// Now is the clock of file expiry and signed URLs (time.Now); tests
 	// move it.
 	Now func() time.Time
+	// MinFreeBytes and StorageInterval are the free space below which the
+	// data folder counts as full, and how often it is measured
+	// (jobs.Config; docs/jobs.md).
+	MinFreeBytes    int64
+	StorageInterval time.Duration
 }
 
 // SigningKeyFile is the file in the data folder holding the key of signed
@@ -218,6 +223,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Store: s.store, DataDir: cfg.DataDir, Handlers: handlers, SigningKey: key, Logger: cfg.Logger,
 		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
 		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
+		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
 	}); err != nil {
 		return nil, err
 	}
