@@ -89,6 +89,7 @@ const (
 	ProblemUnsupportedMediaType = "tools.run.unsupported_media_type"
 	ProblemInvalidInput         = "tools.run.invalid_input"
 	ProblemPayloadTooLarge      = "tools.run.payload_too_large"
+	ProblemBodyTimeout          = "tools.run.body_timeout"
 	ProblemFileType             = "tools.run.file_type"
 	ProblemFileNotFound         = "tools.run.file_not_found"
 	ProblemOverloaded           = "tools.run.overloaded"
@@ -107,6 +108,7 @@ var ProblemStatus = map[string]int{
 	ProblemUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	ProblemInvalidInput:         http.StatusUnprocessableEntity,
 	ProblemPayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	ProblemBodyTimeout:          http.StatusRequestTimeout,
 	ProblemFileType:             http.StatusUnsupportedMediaType,
 	ProblemFileNotFound:         http.StatusNotFound,
 	ProblemOverloaded:           http.StatusServiceUnavailable,
