@@ -102,6 +102,8 @@ type Server struct {
 	validators sync.Map
 	// guard is Config.Guard or a default one.
 	guard *guard.Guard
+	// forms bounds the multipart bodies read at once (read.go).
+	forms formGate
 }
 
 // New returns a Server. gin runs in release mode: the server logs through
@@ -160,14 +162,6 @@ func (s *Server) ready(c *gin.Context) {
 	if s.draining.Load() {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
 		return
-	}
-	// A full data folder: jobs are refused (507) and wait; the check
-	// names the folder (docs/jobs.md).
-	if s.cfg.Jobs != nil {
-		if st := s.cfg.Jobs.Storage(); st.Full {
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storage_full", "checks": gin.H{"storage": st}})
-			return
-		}
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})
 }

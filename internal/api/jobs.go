@@ -20,6 +20,7 @@ import (
 
 	"toolhost/internal/catalog"
 	"toolhost/internal/contracts"
+	"toolhost/internal/guard"
 	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
 	"toolhost/internal/schema"
@@ -41,7 +42,6 @@ const (
 	ProblemJobState         = "tools.job.state_conflict"
 	ProblemJobSignature     = "tools.job.signature_invalid"
 	ProblemJobsUnavailable  = "tools.job.unavailable"
-	ProblemJobStorageFull   = "tools.job.storage_full"
 	problemJobInternalError = "internal_error"
 )
 
@@ -57,6 +57,13 @@ var (
 	errUnexpectedPart = errors.New("api: a file part names no file input of the tool")
 	// errMultipart is returned when a multipart body is malformed.
 	errMultipart = errors.New("api: malformed multipart body")
+	// errBodyTimeout is returned by a formBody when its data stopped
+	// arriving at the minimum rate, or its part's or its own deadline
+	// passed.
+	errBodyTimeout = errors.New("api: the request body did not arrive in time")
+	// errBodyTooLarge is returned by a formBody when a phase of the body
+	// is over its byte limit.
+	errBodyTooLarge = errors.New("api: a part of the request body is over its limit")
 )
 
 func (s *Server) registerJobs() {
@@ -86,11 +93,6 @@ func (s *Server) jobsProblem(c *gin.Context, err error) {
 	switch {
 	case c.Request.Context().Err() != nil:
 		c.Abort() // the client is gone
-	case errors.Is(err, jobs.ErrStorageFull):
-		// Nothing of the request was kept; the jobs subsystem logged the
-		// folder, which is the operator's business, not the caller's.
-		writeProblem(c, Problem{Status: http.StatusInsufficientStorage, Code: ProblemJobStorageFull,
-			Detail: "The server has no room to store the job now; nothing was kept. Retry later.", Retryable: new(true)})
 	case errors.As(err, &mbe):
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
 	case errors.Is(err, errUnexpectedPart):
@@ -144,14 +146,19 @@ func (s *Server) submitJob(c *gin.Context) {
 	var mp *multipartBody
 	switch ct := c.ContentType(); {
 	case ct == "multipart/form-data":
+		// The job's type, hence its tool, is in the body: the form is
+		// gated by the jobs' quota class before it is read, and the job
+		// is admitted once its tool is known.
 		var ok bool
-		if mp, ok = s.readMultipartHead(c, "job"); !ok {
+		var done func()
+		if mp, done, ok = s.openForm(c, guard.ClassJob, s.jobFormLimits("job")); !ok {
 			return
 		}
+		defer done()
 		raw = mp.fields["job"]
 	case ct == "application/json" || ct == "":
 		var ok bool
-		if raw, ok = s.readBody(c); !ok {
+		if raw, ok = s.readToolsBody(c); !ok {
 			return
 		}
 	default:
@@ -186,7 +193,7 @@ func (s *Server) submitJob(c *gin.Context) {
 		return
 	}
 	if mp != nil {
-		files = mp.uploads(fileNames(tool))
+		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
 	}
 	job, ok := s.submit(c, svc, tool, req.Input, req.References, files)
 	if !ok {
@@ -223,6 +230,28 @@ func hasUnknown(m map[string]any, known ...string) bool {
 		}
 	}
 	return false
+}
+
+// maxFileBytes is the largest maxBytes of tool's file inputs: the bound of
+// each file part of its uploads (the jobs subsystem's default when the
+// tool declares none).
+func maxFileBytes(tool contracts.Tool) int64 {
+	var n int64
+	for _, f := range tool.Files {
+		n = max(n, f.MaxBytes)
+	}
+	if n <= 0 {
+		n = jobs.DefaultMaxFileBytes
+	}
+	return n
+}
+
+// jobFormLimits bounds the leading fields of a jobs or run form: the
+// named JSON parts, each and all together within the platform's request
+// body cap, as a JSON body would be.
+func (s *Server) jobFormLimits(names ...string) formLimits {
+	b := s.cfg.Platform.MaxRequestBodyBytes
+	return formLimits{names: names, maxFields: len(names), fieldBytes: b, totalBytes: b}
 }
 
 func fileNames(tool contracts.Tool) []string {
@@ -273,7 +302,11 @@ func (s *Server) submit(c *gin.Context, svc *registry.Service, tool contracts.To
 		References: references, Accept: accept, MaxFileBytes: maxBytes,
 	})
 	if err != nil {
-		s.jobsProblem(c, err)
+		// An upload that stopped arriving, or a part over its bound, is
+		// the body's refusal; the jobs subsystem left no job and no file.
+		if !s.formRefused(c) {
+			s.jobsProblem(c, err)
+		}
 		return nil, false
 	}
 	return job, true
@@ -283,67 +316,91 @@ func (s *Server) submit(c *gin.Context, svc *registry.Service, tool contracts.To
 // its file parts follow, the first of them (if any) in next.
 type multipartBody struct {
 	reader *multipart.Reader
+	body   *formBody
 	fields map[string][]byte
 	next   *multipart.Part
+	// done ends the reading of the body (openForm's release).
+	done func()
 }
 
-// readMultipartHead reads the leading fields of a multipart body — parts
-// named in fields (without fields, every part that is not a file), each at
-// most the request body limit, at most 64 of them — up to its first other
-// part, which stays unread for uploads. On a refusal it writes the
-// problem.
-func (s *Server) readMultipartHead(c *gin.Context, fields ...string) (*multipartBody, bool) {
+// readMultipartHead reads the leading fields of the multipart body b of c
+// within lim — parts named in lim.names (without names, every part that
+// is not a file), at most lim.maxFields of them, each at most
+// lim.fieldBytes and all together at most lim.totalBytes — up to its
+// first other part, which stays unread for uploads. The fields are read as
+// one phase of b: their bytes, headers included, are bounded before they
+// are buffered, and they must arrive at the minimum rate. On a refusal it
+// writes the problem.
+func (s *Server) readMultipartHead(c *gin.Context, b *formBody, lim formLimits) (*multipartBody, bool) {
 	r, err := c.Request.MultipartReader()
 	if err != nil {
 		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
 		return nil, false
 	}
-	b := &multipartBody{reader: r, fields: map[string][]byte{}}
-	limit := s.cfg.Platform.MaxRequestBodyBytes
+	mp := &multipartBody{reader: r, body: b, fields: map[string][]byte{}}
+	b.phase(lim.totalBytes + partSlackBytes)
+	var total int64
 	for {
 		p, err := r.NextPart()
 		if err == io.EOF {
-			return b, true
+			return mp, true
 		}
 		if err != nil {
-			s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
+			s.multipartProblem(c, err)
 			return nil, false
 		}
 		name := p.FormName()
-		if (fields != nil && !slices.Contains(fields, name)) || p.FileName() != "" {
-			b.next = p
-			return b, true
+		if (lim.names != nil && !slices.Contains(lim.names, name)) || p.FileName() != "" {
+			mp.next = p
+			return mp, true
 		}
-		if _, dup := b.fields[name]; dup {
+		if _, dup := mp.fields[name]; dup {
 			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is repeated.", name))
 			return nil, false
 		}
-		if len(b.fields) >= 64 {
-			toolsProblem(c, contracts.ProblemInvalidRequest, "The body has too many fields.")
+		if len(mp.fields) >= lim.maxFields {
+			toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The body has more than %d fields before its files.", lim.maxFields))
 			return nil, false
 		}
+		limit := min(lim.fieldBytes, lim.totalBytes-total)
 		v, err := io.ReadAll(io.LimitReader(p, limit+1))
 		if err != nil {
-			s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
+			s.multipartProblem(c, err)
 			return nil, false
 		}
 		if int64(len(v)) > limit {
-			toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
+			if limit < lim.fieldBytes {
+				toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The fields are over %d bytes together.", lim.totalBytes))
+			} else {
+				toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The field %q is over %d bytes.", name, lim.fieldBytes))
+			}
 			return nil, false
 		}
-		b.fields[name] = v
+		total += int64(len(v))
+		mp.fields[name] = v
+	}
+}
+
+// multipartProblem writes the refusal of a multipart body that could not
+// be read: the body's own refusal (408, 413), else a malformed body.
+func (s *Server) multipartProblem(c *gin.Context, err error) {
+	if !s.formRefused(c) {
+		s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
 	}
 }
 
 // uploads returns the file parts as the jobs subsystem reads them, one
-// after the other as they stream in; a part that names no file input of
-// the tool ends the sequence with errUnexpectedPart.
-func (b *multipartBody) uploads(names []string) iter.Seq2[jobs.Upload, error] {
+// after the other as they stream in, each a phase of the body of at most
+// maxBytes (the largest of the tool's file inputs) and its slack; a part
+// that names no file input of the tool ends the sequence with
+// errUnexpectedPart.
+func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[jobs.Upload, error] {
 	return func(yield func(jobs.Upload, error) bool) {
 		p := b.next
 		b.next = nil
 		for {
 			if p == nil {
+				b.body.phase(maxBytes + partSlackBytes)
 				var err error
 				p, err = b.reader.NextPart()
 				if err == io.EOF {
@@ -353,6 +410,10 @@ func (b *multipartBody) uploads(names []string) iter.Seq2[jobs.Upload, error] {
 					yield(jobs.Upload{}, fmt.Errorf("%w: %w", errMultipart, err))
 					return
 				}
+			} else {
+				// The first file part's header was read with the fields;
+				// its content is a phase of its own.
+				b.body.phase(maxBytes + partSlackBytes)
 			}
 			if !slices.Contains(names, p.FormName()) {
 				yield(jobs.Upload{}, fmt.Errorf("%w: %q", errUnexpectedPart, p.FormName()))
@@ -625,18 +686,40 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 	if !s.admitJobTool(c, tool) {
 		return
 	}
+	// The tool is known from the route: the run is admitted before its
+	// body is read, so that what the caller makes the server read and
+	// buffer counts against its quota class and concurrency. Only an
+	// egress tool needs its input (the target) to be admitted.
+	var release func()
+	held := false
+	defer func() {
+		if held {
+			release()
+		}
+	}()
+	if !tool.Egress {
+		var ok bool
+		if release, ok = s.admit(c, tool, nil); !ok {
+			return
+		}
+		held = true
+	}
 	var (
 		input map[string]any
 		refs  []contracts.FileReference
 		wait  = DefaultRunWait
 		files iter.Seq2[jobs.Upload, error]
+		// formDone ends the reading of a form once its files are in.
+		formDone = func() {}
 	)
 	switch ct := c.ContentType(); {
 	case ct == "multipart/form-data":
-		mp, ok := s.readMultipartHead(c, "input", "files", "wait_ms")
+		mp, done, ok := s.openForm(c, tool.QuotaClass, s.jobFormLimits("input", "files", "wait_ms"))
 		if !ok {
 			return
 		}
+		defer done()
+		formDone = done
 		doc := map[string]any{}
 		raw, ok := mp.fields["input"]
 		if !ok {
@@ -660,7 +743,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 			return
 		}
 		input, refs, wait = runRequestParts(req, wait)
-		files = mp.uploads(fileNames(tool))
+		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
 	case ct == "application/json" || ct == "":
 		req, ok := s.readRunRequest(c)
 		if !ok {
@@ -679,18 +762,22 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 		jobInput[k] = v
 	}
 	jobInput["tool"] = tool.Run.Job.Operation
-	// The quota is spent at submission; the job's concurrency slots are
+	// The quota is spent at admission; the job's concurrency slots are
 	// held for its whole life (holdUntilFinal), not only while the route
 	// waits for it.
-	release, ok := s.admit(c, tool, input)
-	if !ok {
-		return
+	if !held {
+		var ok bool
+		if release, ok = s.admit(c, tool, input); !ok {
+			return
+		}
+		held = true
 	}
 	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
 	if !ok {
-		release()
 		return
 	}
+	formDone() // the form's slot is not held while the run waits
+	held = false
 	s.holdUntilFinal(job, release)
 	job = s.await(c.Request.Context(), job, wait)
 	s.answerJobRun(c, tool, job)

@@ -77,16 +77,28 @@ func (s *Server) legacy(c *gin.Context) {
 		problem(c, http.StatusNotFound, "legacy_not_found", "No tool answers this legacy route; see /api/v1/tools.")
 		return
 	}
+	// Before the body is read: a caller no tool of the route takes is
+	// refused at once, whatever tool the body would name.
+	if isAnonymousKey(c.GetString(callerKey)) && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.tool.Auth.Anonymous }) {
+		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
+		toolsProblem(c, contracts.ProblemUnauthenticated, "The tools of this route need a signed-in caller.")
+		return
+	}
 	var input map[string]any
 	var mp *multipartBody
+	formDone := func() {}
 	if c.ContentType() == "multipart/form-data" {
 		// The old upload form: text fields (the "tool" selector and the
 		// tool's string parameters, or an "input" part holding them as a
-		// JSON object), then the file parts.
+		// JSON object), then the file parts. The tool may be named by a
+		// field, so the run is admitted once the fields are read; the
+		// form is gated by the quota class of the route's first tool
+		// before a byte of it is read.
 		var ok bool
-		if mp, ok = s.readMultipartHead(c); !ok {
+		if mp, formDone, ok = s.openForm(c, matches[0].tool.QuotaClass, s.legacyFormLimits()); !ok {
 			return
 		}
+		defer formDone()
 		if input, ok = s.legacyFields(c, mp.fields); !ok {
 			return
 		}
@@ -195,6 +207,15 @@ func (s *Server) legacyInfo(c *gin.Context) {
 	writeJSON(c, http.StatusOK, "application/json", map[string]any{"tools": entries})
 }
 
+// legacyFormLimits bounds the text fields of a legacy upload form: at most
+// maxLegacyFields, each a parameter within the platform's parameter cap
+// (an "input" field, a JSON object of parameters, within it too), all
+// together within the request body cap.
+func (s *Server) legacyFormLimits() formLimits {
+	return formLimits{maxFields: maxLegacyFields, fieldBytes: s.cfg.Platform.MaxParameterBytes,
+		totalBytes: s.cfg.Platform.MaxRequestBodyBytes}
+}
+
 // legacyFields turns the text fields of a legacy upload form into the
 // tool's input: each field is a string parameter, and an "input" field is a
 // JSON object of parameters merged over them.
@@ -264,12 +285,15 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, tool contracts
 	}
 	var files iter.Seq2[jobs.Upload, error]
 	if mp != nil {
-		files = mp.uploads(fileNames(tool))
+		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
 	}
 	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
 	if !ok {
 		release()
 		return
+	}
+	if mp != nil {
+		mp.done() // the form's slot is not held while the run waits
 	}
 	s.holdUntilFinal(job, release)
 	job = s.await(c.Request.Context(), job, DefaultRunWait)

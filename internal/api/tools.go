@@ -166,7 +166,7 @@ func (s *Server) readRunRequest(c *gin.Context) (map[string]any, bool) {
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
 		return nil, false
 	}
-	body, ok := s.readBody(c)
+	body, ok := s.readToolsBody(c)
 	if !ok {
 		return nil, false
 	}
