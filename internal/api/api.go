@@ -163,6 +163,14 @@ func (s *Server) ready(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
 		return
 	}
+	// A full data folder: jobs are refused (507) and wait; the check
+	// names the folder (docs/jobs.md).
+	if s.cfg.Jobs != nil {
+		if st := s.cfg.Jobs.Storage(); st.Full {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storage_full", "checks": gin.H{"storage": st}})
+			return
+		}
+	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready"})
 }
 

@@ -42,6 +42,7 @@ const (
 	ProblemJobState         = "tools.job.state_conflict"
 	ProblemJobSignature     = "tools.job.signature_invalid"
 	ProblemJobsUnavailable  = "tools.job.unavailable"
+	ProblemJobStorageFull   = "tools.job.storage_full"
 	problemJobInternalError = "internal_error"
 )
 
@@ -93,6 +94,11 @@ func (s *Server) jobsProblem(c *gin.Context, err error) {
 	switch {
 	case c.Request.Context().Err() != nil:
 		c.Abort() // the client is gone
+	case errors.Is(err, jobs.ErrStorageFull):
+		// Nothing of the request was kept; the jobs subsystem logged the
+		// folder, which is the operator's business, not the caller's.
+		writeProblem(c, Problem{Status: http.StatusInsufficientStorage, Code: ProblemJobStorageFull,
+			Detail: "The server has no room to store the job now; nothing was kept. Retry later.", Retryable: new(true)})
 	case errors.As(err, &mbe):
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
 	case errors.Is(err, errUnexpectedPart):
