@@ -425,14 +425,13 @@ func (l *Log) flush(ctx context.Context, keep bool) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.pmu.Lock()
-	batch := l.pending
-	if len(batch) > 0 {
-		l.pending = map[key]*tally{}
-	}
-	l.pmu.Unlock()
-	if len(batch) == 0 {
+	if len(l.pending) == 0 {
+		l.pmu.Unlock()
 		return nil
 	}
+	batch := l.pending
+	l.pending = map[key]*tally{}
+	l.pmu.Unlock()
 	err := l.write(ctx, batch)
 	if err == nil {
 		var n int64
