@@ -75,6 +75,18 @@
 // service_unavailable, which the caller may retry. Nothing is left
 // silently queued or running.
 //
+// # A full data folder
+//
+// The jobs folder, or the database's, is full when its free space is below
+// Config.MinFreeBytes or a write there failed for lack of space (ENOSPC,
+// EDQUOT, SQLITE_FULL) and no check since found room ([Service.Storage]).
+// Then Submit refuses with ErrStorageFull, leaving nothing behind; a queued
+// job is not started and shows CodeStorageFull as the reason it waits,
+// until a check (every StorageInterval) finds room and gives it a new
+// ticket; a run that cannot write its outputs fails with CodeStorageFull,
+// retryable by its owner. The change into and out of full is logged with
+// the folder.
+//
 // # Events
 //
 // [Service.Subscribe] streams a job's state changes and progress, for

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,11 +17,11 @@ import (
 	"toolhost/internal/toolerr"
 )
 
-// CodeStorageFull is the code of a full data folder: the job error of a run
-// that could not write for lack of space (retryable), the reason a queued
-// job waits while the folder is full, and the problem code of a submission
-// refused for it (HTTP 507).
-const CodeStorageFull toolerr.Code = "tools.job.storage_full"
+// CodeStorageFull is the job error code of a full data folder: the error
+// of a run that could not write for lack of space (retryable), and the
+// reason a queued job waits while the folder is full. (A submission refused
+// for it is the problem tools.job.storage_full, HTTP 507.)
+const CodeStorageFull toolerr.Code = "storage_full"
 
 // storageFullError is the job error of CodeStorageFull. It is retryable:
 // the same job succeeds once there is room.
@@ -206,9 +207,13 @@ func (s *Service) checkStorage(probe bool) StorageStatus {
 	}
 
 	next := StorageStatus{Folder: measures[0].folder, FreeBytes: measures[0].free, MinFreeBytes: w.minFree}
+	// A folder below the threshold is named before one whose write
+	// failed: it is the condition that refuses submissions.
 	var cause error
-	for _, m := range measures {
-		if m.reason != "" {
+	for _, reason := range []string{ReasonBelowThreshold, ReasonWriteFailed} {
+		i := slices.IndexFunc(measures, func(m measure) bool { return m.reason == reason })
+		if i >= 0 {
+			m := measures[i]
 			next = StorageStatus{Full: true, Folder: m.folder, FreeBytes: m.free, MinFreeBytes: w.minFree, Reason: m.reason}
 			cause = m.cause
 			break
