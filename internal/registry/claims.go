@@ -85,8 +85,9 @@ func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 
 // moduleFailure is the failure of a module refused as a whole: import_failed
 // with the load reason as Detail, refined by the lower layer's code when it
-// has one ("declaration_refused/version_invalid", "describe_failed/
-// execution_timeout").
+// has one ("declaration_refused/version_invalid", "load_timeout/describe",
+// "module_limits/br_table_targets"). An error that is not a LoadError (the
+// file could not be stat'ed or read) is "unreadable".
 func moduleFailure(source string, err error) *Failure {
 	detail := "unreadable"
 	var le *wasmtool.LoadError

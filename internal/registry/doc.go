@@ -46,6 +46,19 @@
 // publishes a new generation; a scan that finds nothing new publishes
 // nothing.
 //
+// # Bounded loading
+//
+// A scan only stats files; each new or changed settled file is loaded on
+// its own goroutine, off r.mu, within a bound on loads holding file bytes,
+// and wasmtool bounds the loads and reads that run at once (abandoned ones
+// included) and gives each phase its own deadline. A file is read only
+// when it is a regular file within its size limit, checked on the opened
+// descriptor before reading. A load records its outcome when it ends and
+// publishes, unless a synchronous discovery is waiting for it: Open and
+// Reload wait up to Config.LoadWait, a live rescan up to Config.BatchWait,
+// then publish what is ready. So one slow module delays only itself, and
+// Close returns within its context whatever a load is doing.
+//
 // # The settle rule
 //
 // A file is read only once it has settled: its stamp has not changed for
