@@ -304,3 +304,22 @@ func TestCloseDuringStuckLoad(t *testing.T) {
 		t.Errorf("Close took %v with a 2 s context", took)
 	}
 }
+
+// Structure limits and refused imports are told apart in diagnostics.
+func TestStructureRefusalsInDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	settled(t, dir, "tables.wasm", testmodule.WAT(t, "tables_bomb"))
+	settled(t, dir, "table_import.wasm", testmodule.WAT(t, "imported_table"))
+	settled(t, dir, "global_import.wasm", testmodule.WAT(t, "imported_global"))
+	cfg, _ := config(t, dir)
+	s := open(t, cfg).Snapshot()
+	for _, want := range []registry.Failure{
+		importFailed("tables.wasm", "module_limits/tables"),
+		importFailed("table_import.wasm", "import_refused"),
+		importFailed("global_import.wasm", "import_refused"),
+	} {
+		if !hasFailure(s, want) {
+			t.Errorf("failures %+v, want %+v", s.Failures(), want)
+		}
+	}
+}

@@ -1,8 +1,17 @@
 package wasmtool
 
+import (
+	"errors"
+
+	"toolhost/host"
+)
+
 // moduleLimit reports the name of the structure limit host refused the
-// module for, when err is one.
-//
-// TEMPORARY ADAPTER (issue 11): host.LimitError is being added by another
-// change; until it lands no refusal is recognised here.
-func moduleLimit(err error) (string, bool) { return "", false }
+// module for (host.LimitError.Limit), when err is such a refusal.
+func moduleLimit(err error) (string, bool) {
+	var le *host.LimitError
+	if errors.As(err, &le) {
+		return le.Limit, true
+	}
+	return "", false
+}

@@ -267,7 +267,7 @@ func moduleRefusal(err error) *LoadError {
 		return &LoadError{Reason: ImportRefused, Err: err}
 	}
 	if limit, ok := moduleLimit(err); ok {
-		if limit == "module_bytes" {
+		if limit == host.LimitModuleBytes {
 			return &LoadError{Reason: ModuleTooLarge, Err: err}
 		}
 		return &LoadError{Reason: ModuleLimits, Detail: limit, Err: err}

@@ -261,3 +261,24 @@ func TestLoadContextEnds(t *testing.T) {
 		t.Fatalf("Load = %v, want the context's error", err)
 	}
 }
+
+// Modules over a structure limit are refused with module_limits and the
+// limit's name; an imported table or global with import_refused.
+func TestLoadStructureRefusals(t *testing.T) {
+	l := newLoader(t)
+	tests := []struct {
+		name, module string
+		reason       wasmtool.LoadReason
+		detail       string
+	}{
+		{name: "a thousand tables", module: "tables_bomb", reason: wasmtool.ModuleLimits, detail: host.LimitTables},
+		{name: "an imported table", module: "imported_table", reason: wasmtool.ImportRefused},
+		{name: "an imported global", module: "imported_global", reason: wasmtool.ImportRefused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := l.Load(context.Background(), testmodule.WAT(t, tt.module), nil)
+			wantReason(t, err, tt.reason, tt.detail)
+		})
+	}
+}
