@@ -60,13 +60,13 @@ var extismFuncs = []hostFunc{
 	}},
 	{"alloc", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		n := st[0]
-		if n > s.limits.MemoryBytes || s.usedBytes()+n > s.limits.MemoryBytes {
+		if n > s.limits.MemoryBytes {
 			s.memoryRefused = true
 			st[0] = 0
 			return
 		}
-		st[0] = s.blocks.alloc(n)
-		s.notePeak()
+		s.charge(bytesFuel(n)) // the block is zeroed
+		st[0], _ = s.alloc(n)
 	}},
 	{"free", []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
 		s.blocks.free(st[0])
@@ -91,8 +91,23 @@ var extismFuncs = []hostFunc{
 		binary.LittleEndian.PutUint64(s.blockBytes(st[0], 8), st[1])
 	}},
 	{"input_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {
-		s.input = append([]byte(nil), s.blockBytes(st[0], st[1])...)
+		b := s.blockBytes(st[0], st[1])
+		n := uint64(len(b))
+		s.charge(bytesFuel(n))
+		// The host keeps a copy, in the buffer of the last one when it
+		// fits; the copy counts toward the memory limit.
+		others, held := s.usedBytes()-s.inputBytes, n
+		var buf []byte
+		if s.inputBytes > 0 && n <= uint64(cap(s.input)) {
+			buf, held = s.input[:0], uint64(cap(s.input))
+		}
+		if held > s.limits.MemoryBytes || others+held > s.limits.MemoryBytes {
+			s.memoryRefused = true
+			s.abort(CodeMemoryLimit)
+		}
+		s.input, s.inputBytes = append(buf, b...), held
 		s.inputOff = 0
+		s.notePeak()
 	}},
 	{"output_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {
 		off, n := st[0], st[1]
@@ -111,18 +126,20 @@ var extismFuncs = []hostFunc{
 	{"error_set", []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
 		off := st[0]
 		n := min(s.blocks.length(off), maxErrorBytes)
-		s.errorDoc = append([]byte(nil), s.blockBytes(off, n)...)
+		s.charge(bytesFuel(n))
+		s.errorDoc = append(s.errorDoc[:0], s.blockBytes(off, n)...)
+		s.notePeak()
 		s.errorOff, s.hasError = off, true
 	}},
 	{"error_get", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		st[0] = s.errorOff
 	}},
 	{"reset", nil, nil, func(s *callState, st []uint64) {
-		s.blocks = blockStore{}
+		s.blocks.reset()
 		s.inputOff, s.outputOff, s.outputLen, s.errorOff = 0, 0, 0, 0
 	}},
 	{"memory_bytes", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
-		st[0] = s.blocks.size()
+		st[0] = s.blocks.used()
 	}},
 	// Tools get no configuration and keep no variables.
 	{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
@@ -147,7 +164,10 @@ func logFunc(name, level string) hostFunc {
 	return hostFunc{name, []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
 		off := st[0]
 		msg := s.blockBytes(off, s.blocks.length(off))
-		fmt.Fprintf(&s.log, "[%s] %s\n", level, msg)
+		// Charged for what the bounded log keeps: the rest is dropped
+		// without being read.
+		s.charge(bytesFuel(s.log.writeLine(level, msg)))
+		s.notePeak()
 	}}
 }
 
@@ -170,18 +190,21 @@ func boolToStop(stop bool) uint64 {
 }
 
 // instantiateHostModule defines funcs under name in r. Each function finds
-// its call's state in the context; a call without one (which the host never
-// makes) traps.
+// its call's state in the context (a call without one, which the host
+// never makes, traps), and first runs callState.enter: a guest past its
+// hard deadline stops at its next host call, and every call is charged
+// hostCallFuel on top of what the function charges for its work.
 func instantiateHostModule(ctx context.Context, r wazero.Runtime, name string, funcs []hostFunc) error {
 	b := r.NewHostModuleBuilder(name)
 	for _, f := range funcs {
 		fn := f.fn
 		b.NewFunctionBuilder().
-			WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 				s := stateFrom(ctx)
 				if s == nil {
 					panic(fmt.Errorf("host function called outside a Toolhost call"))
 				}
+				s.enter(mod)
 				fn(s, stack)
 			}), f.params, f.results).
 			Export(f.name)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tetratelabs/wazero/api"
 )
 
 // Limits caps one call. Zero fields take the defaults noted.
@@ -59,8 +61,9 @@ type Result struct {
 	Output []byte
 	// FuelUsed is the fuel the call consumed, initialiser included.
 	FuelUsed int64
-	// MemoryPeakBytes is the largest linear memory plus memory blocks the
-	// instance held.
+	// MemoryPeakBytes is the most memory the call held for its guest at
+	// once: linear memory, tables at their maxima, the Extism blocks, the
+	// host's copies (input_set, the error, the output) and the log.
 	MemoryPeakBytes uint64
 	// Log is what the guest logged or wrote to stdout and stderr, bounded;
 	// it is for the operator, never for callers.
@@ -70,15 +73,18 @@ type Result struct {
 }
 
 // callState is everything one call's host functions see. It lives in the
-// call's context and belongs to one goroutine, except the log, which the
-// WASI writers also use.
+// call's context and belongs to the goroutine running the guest, except
+// the log, which the WASI writers also use.
 type callState struct {
-	ctx    context.Context
+	ctx    context.Context // done at the hard deadline or on cancellation
 	limits Limits
 	input  []byte
 
+	fuel          api.MutableGlobal // the instance's fuel global, once known
 	blocks        blockStore
 	memory        *linearMemory
+	inputBytes    uint64 // capacity of the copy input_set made, held by the host
+	tableBytes    uint64 // the module's tables at their maxima
 	peak          uint64 // most memory held at once
 	memoryRefused bool   // an allocation was refused for the memory budget
 
@@ -89,9 +95,10 @@ type callState struct {
 	errorOff             uint64
 	hasError             bool
 
-	claimed   bool
-	abortCode string // set by a host function that stops the call
-	log       boundedLog
+	claimed    bool
+	abortCode  string // set by a host function that stops the call
+	abortCause error  // why, when the code alone does not say
+	log        boundedLog
 }
 
 type callStateKey struct{}
@@ -111,13 +118,35 @@ type abortSignal struct{ code string }
 
 func (a abortSignal) Error() string { return "call aborted: " + a.code }
 
-// usedBytes is the memory the instance holds: linear memory plus blocks.
+// usedBytes is the memory the call holds for its guest, which its memory
+// limit bounds: linear memory, the tables (at their maxima), the Extism
+// blocks (their arena and bookkeeping), a copy input_set made, the error
+// document and the log.
 func (s *callState) usedBytes() uint64 {
-	n := s.blocks.size()
-	if s.memory != nil {
-		n += uint64(len(s.memory.buf))
+	return s.linearBytes() + s.hostBytes()
+}
+
+// linearBytes is the guest's linear memory.
+func (s *callState) linearBytes() uint64 {
+	if s.memory == nil {
+		return 0
 	}
-	return n
+	return uint64(len(s.memory.buf))
+}
+
+// hostBytes is what the host holds for the guest outside linear memory,
+// its tables included.
+func (s *callState) hostBytes() uint64 {
+	return s.tableBytes + s.blocks.size() + s.inputBytes + uint64(len(s.errorDoc)) + s.log.size()
+}
+
+// room is how many more bytes the call may hold.
+func (s *callState) room() uint64 {
+	used := s.usedBytes()
+	if used >= s.limits.MemoryBytes {
+		return 0
+	}
+	return s.limits.MemoryBytes - used
 }
 
 // boundedLog keeps the first max bytes written to it and drops the rest.
@@ -126,6 +155,33 @@ type boundedLog struct {
 	max     int
 	buf     []byte
 	dropped bool
+}
+
+// writeLine logs "[level] msg" and a newline, copying only what fits, and
+// returns how many bytes of msg it kept.
+func (l *boundedLog) writeLine(level string, msg []byte) uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var kept int
+	for i, p := range [][]byte{[]byte("[" + level + "] "), msg, []byte("\n")} {
+		room := l.max - len(l.buf)
+		if len(p) > room {
+			l.dropped = true
+			p = p[:max(room, 0)]
+		}
+		l.buf = append(l.buf, p...)
+		if i == 1 {
+			kept = len(p)
+		}
+	}
+	return uint64(kept)
+}
+
+// size is the bytes the log holds.
+func (l *boundedLog) size() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return uint64(cap(l.buf))
 }
 
 func (l *boundedLog) Write(p []byte) (int, error) {
@@ -180,15 +236,34 @@ func (s *callState) blockBytes(off, n uint64) []byte {
 }
 
 // inputBlock copies the input into a block on first use, as the Extism
-// kernel does, and returns its offset.
+// kernel does, and returns its offset. The copy is charged as host work
+// and against the memory limit.
 func (s *callState) inputBlock() uint64 {
 	if s.inputOff == 0 && len(s.input) > 0 {
-		s.inputOff = s.blocks.alloc(uint64(len(s.input)))
-		b, _ := s.blocks.slice(s.inputOff, uint64(len(s.input)))
+		n := uint64(len(s.input))
+		s.charge(bytesFuel(n))
+		off, ok := s.alloc(n)
+		if !ok {
+			s.abort(CodeMemoryLimit)
+		}
+		b, _ := s.blocks.slice(off, n)
 		copy(b, s.input)
-		s.notePeak()
+		s.inputOff = off
 	}
 	return s.inputOff
+}
+
+// alloc allocates a block of n bytes within the memory limit, or reports
+// false and records the refusal.
+func (s *callState) alloc(n uint64) (uint64, bool) {
+	others := s.usedBytes() - s.blocks.size()
+	off, ok := s.blocks.alloc(n, s.limits.MemoryBytes-min(s.limits.MemoryBytes, others))
+	if !ok {
+		s.memoryRefused = true
+		return 0, false
+	}
+	s.notePeak()
+	return off, true
 }
 
 func (s *callState) notePeak() { s.peak = max(s.peak, s.usedBytes()) }

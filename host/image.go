@@ -31,9 +31,16 @@ const (
 	imageFuel    = 10_000_000_000
 )
 
-// errNotImaged is returned when a module keeps running its initialiser per
-// call; the reason is wrapped.
-var errNotImaged = errors.New("module not pre-initialised")
+var (
+	// errNotImaged is returned when a module keeps running its
+	// initialiser per call; the reason is wrapped.
+	errNotImaged = errors.New("module not pre-initialised")
+	// errInitBudget is returned when the template's start function or
+	// _initialize did not end within imageTimeout, imageFuel or Load's
+	// context: the module is refused, as no call could initialise it
+	// either. The context's error is wrapped when it was the cause.
+	errInitBudget = errors.New("initialising the module ran out of its budget")
+)
 
 // memoryImage is captured linear memory. Instances start from buffers that
 // already hold it: a used buffer goes back to a restorer goroutine, which
@@ -136,23 +143,28 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	if info.Memory == nil || !info.Memory.Exported || info.Memory.Imported {
 		return nil, nil, nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
 	}
+	// The template runs under Load's context, at most imageTimeout, and
+	// imageFuel: the yield listener and the host functions stop it there
+	// (fuel.go), whether it spends its time in the start function, in
+	// _initialize or in host calls.
 	runCtx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
 	s := &callState{ctx: runCtx, limits: Limits{MemoryBytes: r.cfg.MaxMemoryBytes, Fuel: imageFuel}.withDefaults(), log: boundedLog{max: DefaultLogBytes}}
-	runCtx = context.WithValue(runCtx, callStateKey{}, s)
-	runCtx = experimental.WithMemoryAllocator(runCtx, allocator{s: s})
-	inst, err := r.wazero.InstantiateModule(runCtx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	guestCtx := context.WithValue(runCtx, callStateKey{}, s)
+	instCtx := experimental.WithMemoryAllocator(guestCtx, allocator{s: s})
+	inst, err := r.wazero.InstantiateModule(instCtx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: instantiating the template: %w", errNotImaged, err)
+		return nil, nil, nil, s.initFailure("instantiating the template", err)
 	}
 	defer inst.Close(context.Background())
 	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	if fuel == nil {
 		return nil, nil, nil, fmt.Errorf("%w: no fuel global", errNotImaged)
 	}
+	s.fuel = fuel
 	fuel.Set(uint64(imageFuel))
-	if _, err := inst.ExportedFunction("_initialize").Call(runCtx); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: _initialize failed: %w", errNotImaged, err)
+	if _, err := inst.ExportedFunction("_initialize").Call(guestCtx); err != nil {
+		return nil, nil, nil, s.initFailure("_initialize", err)
 	}
 	img := &instrument.Image{Globals: map[uint32]uint64{}}
 	for _, g := range info.Globals {
@@ -177,9 +189,24 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %w", errNotImaged, err)
 	}
-	recompiled, release, err := r.compile(ctx, imaged)
+	recompiled, release, err := r.compile(withYieldListener(ctx, info), imaged)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
 	}
 	return recompiled, release, newMemoryImage(append([]byte(nil), contents...)), nil
+}
+
+// initFailure wraps an error of the template's start function or
+// _initialize: errInitBudget when it ran out of time or fuel, errNotImaged
+// otherwise (the module then runs its initialiser per call, and fails
+// there as it failed here).
+func (s *callState) initFailure(what string, err error) error {
+	switch f := s.failure(err); f.Code {
+	case CodeExecutionTimeout, CodeExecutionLimit:
+		if ctxErr := s.ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("%w: %s did not end by its deadline (Load's context, at most %v): %w", errInitBudget, what, imageTimeout, ctxErr)
+		}
+		return fmt.Errorf("%w: %s ran out of fuel: %w", errInitBudget, what, err)
+	}
+	return fmt.Errorf("%w: %s failed: %w", errNotImaged, what, err)
 }

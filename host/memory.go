@@ -3,10 +3,10 @@ package host
 import "github.com/tetratelabs/wazero/experimental"
 
 // linearMemory backs one instance's linear memory and enforces the call's
-// memory budget: linear memory plus Extism blocks stay within
-// Limits.MemoryBytes. A refused growth makes memory.grow return -1 and is
-// recorded, so that the trap that usually follows is reported as
-// memory_limit.
+// memory budget: linear memory plus what the host holds for the guest
+// (callState.hostBytes) stay within Limits.MemoryBytes. A refused growth
+// makes memory.grow return -1 and is recorded, so that the trap that
+// usually follows is reported as memory_limit.
 type linearMemory struct {
 	s     *callState
 	image *memoryImage // when set, the memory starts as a copy of it
@@ -17,9 +17,12 @@ var _ experimental.LinearMemory = (*linearMemory)(nil)
 
 // Reallocate grows the memory to size bytes, keeping its contents.
 func (m *linearMemory) Reallocate(size uint64) []byte {
-	if size+m.s.blocks.size() > m.s.limits.MemoryBytes {
-		m.s.memoryRefused = true
-		return nil
+	if size+m.s.hostBytes() > m.s.limits.MemoryBytes {
+		// Capacity the blocks reserved but do not use goes first.
+		if !m.s.blocks.shrink() || size+m.s.hostBytes() > m.s.limits.MemoryBytes {
+			m.s.memoryRefused = true
+			return nil
+		}
 	}
 	switch {
 	case m.buf == nil && m.image != nil:

@@ -71,7 +71,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		return nil, err
 	}
 	enterPhase(ctx, PhaseCompile)
-	compiled, release, err := r.compile(ctx, rewritten)
+	compiled, release, err := r.compile(withYieldListener(ctx, info), rewritten)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
 	}
@@ -94,6 +94,9 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 			release(ctx)
 			m.compiled, m.release, m.image, m.initialize = imaged, releaseImaged, img, false
 			r.track(img)
+		} else if errors.Is(err, errInitBudget) {
+			release(ctx) // its initialiser would not end in any call either
+			return nil, fmt.Errorf("%w: %w", ErrModule, err)
 		} else {
 			m.imageErr = err
 		}
@@ -164,6 +167,11 @@ func (m *Module) Close(ctx context.Context) error {
 // returns its output. The instance is closed before Call returns, whatever
 // happens. A failure is an *[Error] with a Code; a tool's own error (the
 // export returned non-zero after error_set) has Raised set.
+//
+// The hard deadline (and ctx) bounds the whole call: the module's start
+// function and _initialize as well as export. A guest is stopped at its
+// next yield or host call once it has passed, wherever its time goes, and
+// Call then returns at once.
 func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limits) (*Result, error) {
 	if m.rt.isClosed() {
 		return nil, ErrClosed
@@ -180,18 +188,21 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 		return nil, fail(CodeMemoryLimit, fmt.Errorf("module needs %d bytes of memory and %d of tables to start, limit %d", m.minMemoryBytes, m.tableBytes, lim.MemoryBytes))
 	}
 
-	// The hard deadline applies to the guest's code; instantiation runs at
-	// most a start function, bounded by its fuel, and is cheaper without a
-	// deadline to watch (wazero starts a watcher goroutine per context).
+	// The call's state holds the context that ends at the hard deadline:
+	// host functions and the yield listener (fuel.go) watch it. The
+	// context given to wazero need not carry the deadline, as nothing in
+	// wazero watches it (WithCloseOnContextDone is off).
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if !lim.HardDeadline.IsZero() {
 		callCtx, cancel = context.WithDeadline(ctx, lim.HardDeadline)
 	}
 	defer cancel()
-	s := &callState{ctx: callCtx, limits: lim, input: input, log: boundedLog{max: lim.MaxLogBytes}}
-	instCtx := context.WithValue(ctx, callStateKey{}, s)
-	instCtx = experimental.WithMemoryAllocator(instCtx, allocator{s: s, image: m.image})
-	callCtx = context.WithValue(callCtx, callStateKey{}, s)
+	if err := callCtx.Err(); err != nil {
+		return nil, stopped(callCtx, err)
+	}
+	s := &callState{ctx: callCtx, limits: lim, input: input, tableBytes: m.tableBytes, log: boundedLog{max: lim.MaxLogBytes}}
+	guestCtx := context.WithValue(ctx, callStateKey{}, s)
+	instCtx := experimental.WithMemoryAllocator(guestCtx, allocator{s: s, image: m.image})
 
 	start := time.Now()
 	cfg := wazero.NewModuleConfig().
@@ -201,39 +212,23 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 		WithStderr(&s.log)
 	inst, err := m.rt.wazero.InstantiateModule(instCtx, m.compiled, cfg)
 	if err != nil {
-		return nil, s.failure(err, nil)
+		return nil, s.failure(err)
 	}
 	defer inst.Close(context.Background())
 	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	if fuel == nil {
 		return nil, fail(CodeExecutionFailed, errors.New("instrumented module lacks its fuel global"))
 	}
-	stop, _ := inst.ExportedGlobal(instrument.StopGlobal).(api.MutableGlobal)
-	if stop == nil {
-		return nil, fail(CodeExecutionFailed, errors.New("instrumented module lacks its stop global"))
-	}
+	s.fuel = fuel
 	// Charge what the start function used, then give the rest.
 	fuel.Set(uint64(lim.Fuel - (startFuel - int64(fuel.Get()))))
-	// When the call's context ends (the hard deadline, a cancellation),
-	// raise the stop global: the guest traps at its next yield, within
-	// instrument.YieldFuel of fuel.
-	interrupted := make(chan struct{})
-	release := context.AfterFunc(callCtx, func() {
-		defer close(interrupted)
-		stop.Set(1)
-	})
-	defer func() {
-		if !release() {
-			<-interrupted // the instance is closed only once nothing writes to it
-		}
-	}()
 	if m.initialize {
-		if _, err := inst.ExportedFunction("_initialize").Call(callCtx); err != nil {
-			return nil, s.failure(err, fuel)
+		if _, err := inst.ExportedFunction("_initialize").Call(guestCtx); err != nil {
+			return nil, s.failure(err)
 		}
 	}
 	instantiated := time.Now()
-	results, err := inst.ExportedFunction(export).Call(callCtx)
+	results, err := inst.ExportedFunction(export).Call(guestCtx)
 	res := &Result{
 		FuelUsed:        lim.Fuel - int64(fuel.Get()),
 		InstantiateTime: instantiated.Sub(start),
@@ -242,7 +237,7 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	res.MemoryPeakBytes = s.peak
 	res.Log = s.log.bytes()
 	if err != nil {
-		return res, s.failure(err, fuel)
+		return res, s.failure(err)
 	}
 	if !lim.HardDeadline.IsZero() && !time.Now().Before(lim.HardDeadline) {
 		return res, fail(CodeExecutionTimeout, errors.New("finished after the hard deadline"))
@@ -250,23 +245,39 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	if int32(results[0]) != 0 {
 		return res, s.raised()
 	}
-	res.Output = append([]byte(nil), s.output...)
+	res.Output = s.outputBytes()
+	res.MemoryPeakBytes = s.peak
 	return res, nil
 }
 
+// outputBytes returns the output the guest set. It is copied out of the
+// blocks when the copy fits the memory limit (and counted in the peak);
+// otherwise it is returned in place, keeping the blocks' arena alive as
+// long as the caller keeps the output.
+func (s *callState) outputBytes() []byte {
+	n := uint64(len(s.output))
+	if s.usedBytes()+n > s.limits.MemoryBytes {
+		return s.output[:n:n]
+	}
+	out := append([]byte(nil), s.output...)
+	s.peak = max(s.peak, s.usedBytes()+n)
+	return out
+}
+
 // failure classifies an error from instantiating or calling the guest.
-func (s *callState) failure(err error, fuel api.Global) *Error {
+func (s *callState) failure(err error) *Error {
+	if s.abortCause != nil {
+		err = fmt.Errorf("%w: %w", s.abortCause, err)
+	}
 	switch {
 	case s.abortCode != "":
 		return fail(s.abortCode, err)
-	case fuel != nil && int64(fuel.Get()) < 0:
+	case s.fuel != nil && int64(s.fuel.Get()) < 0:
 		return fail(CodeExecutionLimit, fmt.Errorf("fuel exhausted: %w", err))
-	case errors.Is(s.ctx.Err(), context.DeadlineExceeded):
-		// Interrupted through the stop global, or trapped otherwise once
-		// the deadline had passed: the deadline is the cause either way.
-		return fail(CodeExecutionTimeout, fmt.Errorf("interrupted at the hard deadline: %w", err))
 	case s.ctx.Err() != nil:
-		return fail(CodeExecutionLimit, fmt.Errorf("interrupted, call cancelled: %w", err))
+		// Interrupted at a yield or a host call, or trapped otherwise
+		// once the context had ended: that is the cause either way.
+		return stopped(s.ctx, err)
 	case s.memoryRefused:
 		return fail(CodeMemoryLimit, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
 // Config configures a [Runtime]. The zero value is usable: no compilation
@@ -94,14 +93,12 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		r.Close(ctx)
 		return nil, fmt.Errorf("instantiating %s: %w", ToolhostModule, err)
 	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+	wasi, err := instantiateWASI(ctx, r)
+	if err != nil {
 		r.Close(ctx)
 		return nil, fmt.Errorf("instantiating WASI: %w", err)
 	}
-	rt.allowed[WASIModule] = map[string]bool{}
-	for name := range r.Module(WASIModule).ExportedFunctionDefinitions() {
-		rt.allowed[WASIModule][name] = true
-	}
+	rt.allowed[WASIModule] = wasi
 	return rt, nil
 }
 
