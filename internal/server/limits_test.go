@@ -377,3 +377,62 @@ func jobDirs(t *testing.T, data string) []string {
 	}
 	return names
 }
+
+// An anonymous caller has one form of jobs read at a time (the default
+// table's tools-job concurrency): while its first upload trickles, a
+// second is refused 429 before a byte of it is read, in the default
+// report mode too; once the first is answered, the slot is back.
+func TestFormGate(t *testing.T) {
+	r := startConfigured(t, nil, true, func(c *server.Config) {
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+	})
+	addr := strings.TrimPrefix(r.url, "http://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	head := "POST /api/v1/jobs HTTP/1.1\r\nHost: " + addr +
+		"\r\nContent-Type: multipart/form-data; boundary=" + formBoundary +
+		"\r\nContent-Length: 100000\r\n\r\n--" + formBoundary + "\r\nContent-Disposition: form-data; name=\"job\"\r\n\r\n{"
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan int, 1)
+	go func() {
+		if err := conn.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			answered <- 0
+			return
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			answered <- 0
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	// The first form is being read (its slot taken) once its head is in;
+	// a second anonymous form is refused until it is answered.
+	var status int
+	var h http.Header
+	var body []byte
+	var sent int64
+	eventually(t, "the second form is refused at the gate", func() bool {
+		status, h, body, sent = r.sendForm("/api/v1/jobs", "", formPart{name: "job", size: 32 << 20})
+		return status == http.StatusTooManyRequests
+	})
+	problemCode(t, "second anonymous form", status, h, body, http.StatusTooManyRequests, contracts.ProblemQuotaExceeded)
+	if h.Get("Retry-After") == "" {
+		t.Errorf("no Retry-After: %v", h)
+	}
+	if sent > sentBound {
+		t.Errorf("the gate read on: the client sent %d bytes", sent)
+	}
+	// The first, which never finishes, is cut at its grace period.
+	if got := <-answered; got != http.StatusRequestTimeout {
+		t.Fatalf("the trickling form: %d", got)
+	}
+	status, h, body, _ = r.sendForm("/api/v1/jobs", "", formPart{name: "job", content: `{"type":"pdf","input":{"tool":"nothing"}}`})
+	problemCode(t, "a form after the slot is back", status, h, body, http.StatusNotFound, contracts.ProblemToolNotFound)
+}

@@ -263,6 +263,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.http = &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: time.Duration(cfg.Platform.IngressTimeoutMS) * time.Millisecond,
+		// A backstop for bodies no handler reads under its own deadline
+		// (JSON bodies get the ingress budget, multipart bodies a
+		// minimum rate per part and the request deadline: docs/http.md,
+		// "Bounded requests"); the handlers' read deadlines replace it.
+		ReadTimeout: time.Duration(cfg.Platform.ClientTimeoutMS) * time.Millisecond,
 		// A response may take the longest request budget plus its
 		// reserve; the handler bounds itself, this only reaps stuck
 		// connections.
