@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,7 +72,8 @@ type storageWatch struct {
 	status StorageStatus
 	// failed holds, by folder, the last write that failed for lack of
 	// space since a check last found room there.
-	failed map[string]error
+	failed map[string]failure
+	seq    uint64 // numbers the failures
 	// held is set when a queued job was held back, or a run's outcome
 	// could not be recorded, for lack of space: resume is owed.
 	held bool
@@ -81,11 +83,18 @@ type storageWatch struct {
 	cut map[string]struct{}
 }
 
+// failure is a write that failed for lack of space, numbered so that a
+// check clears only the failure it probed after, not a later one.
+type failure struct {
+	err error
+	n   uint64
+}
+
 // newStorageWatch watches root, the jobs folder, and the folder of the
 // database file dbPath.
 func newStorageWatch(root, dbPath string, minFree int64) *storageWatch {
 	w := &storageWatch{folders: []string{root}, dbFolder: root, minFree: max(minFree, 0),
-		failed: map[string]error{}, cut: map[string]struct{}{}}
+		failed: map[string]failure{}, cut: map[string]struct{}{}}
 	if dbPath != "" {
 		w.dbFolder = filepath.Dir(dbPath)
 		if w.dbFolder != root {
@@ -136,7 +145,8 @@ func (s *Service) storageErr(err error) error {
 	}
 	s.storage.mu.Lock()
 	_, had := s.storage.failed[folder]
-	s.storage.failed[folder] = err
+	s.storage.seq++
+	s.storage.failed[folder] = failure{err: err, n: s.storage.seq}
 	s.storage.mu.Unlock()
 	if !had {
 		// Once per episode: the next ones are the same news.
@@ -180,16 +190,13 @@ func (s *Service) checkStorage(probe bool) StorageStatus {
 		measures = append(measures, measure{folder: folder, free: free})
 	}
 	w.mu.Lock()
-	failed := make(map[string]error, len(w.failed))
-	for folder, err := range w.failed {
-		failed[folder] = err
-	}
+	failed := maps.Clone(w.failed)
 	w.mu.Unlock()
 	for i := range measures {
 		m := &measures[i]
-		err, ok := failed[m.folder]
+		f, ok := failed[m.folder]
 		if w.minFree > 0 && m.free >= 0 && m.free < w.minFree {
-			m.reason, m.cause = ReasonBelowThreshold, err
+			m.reason, m.cause = ReasonBelowThreshold, f.err
 			continue
 		}
 		if !ok {
@@ -197,13 +204,13 @@ func (s *Service) checkStorage(probe bool) StorageStatus {
 		}
 		if probe && probeWrite(m.folder) == nil {
 			w.mu.Lock()
-			if w.failed[m.folder] == err {
+			if w.failed[m.folder].n == f.n {
 				delete(w.failed, m.folder)
 			}
 			w.mu.Unlock()
 			continue
 		}
-		m.reason, m.cause = ReasonWriteFailed, err
+		m.reason, m.cause = ReasonWriteFailed, f.err
 	}
 
 	next := StorageStatus{Folder: measures[0].folder, FreeBytes: measures[0].free, MinFreeBytes: w.minFree}
