@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -227,7 +228,9 @@ func TestLongModuleName(t *testing.T) {
 // load_timeout/image within its deadline.
 func TestHostileLoadDelaysOnlyItself(t *testing.T) {
 	dir := t.TempDir()
-	const deadline = 2 * time.Second
+	// Well under the time the loop takes to burn the image's fuel (host
+	// then refuses it as module_invalid).
+	const deadline = time.Second
 	cfg, _ := boundedConfig(t, dir, wasmtool.Config{ImageTimeout: deadline})
 	cfg.Static = false
 	cfg.BatchWait = 100 * time.Millisecond
@@ -253,25 +256,27 @@ func TestHostileLoadDelaysOnlyItself(t *testing.T) {
 }
 
 // Open returns after LoadWait with what is ready; a module still loading
-// is published when its load ends.
+// is published when its load ends (refused, whether its image deadline or
+// its image fuel runs out first).
 func TestOpenDoesNotWaitForSlowLoads(t *testing.T) {
 	dir := t.TempDir()
 	settled(t, dir, "loop.wasm", testmodule.WAT(t, "image_loop"))
 	settled(t, dir, "ping.wasm", pingWASM(t))
-	const deadline = 4 * time.Second
+	const deadline = 3 * time.Second
 	cfg, _ := boundedConfig(t, dir, wasmtool.Config{ImageTimeout: deadline})
-	cfg.LoadWait = time.Second
+	cfg.LoadWait = 300 * time.Millisecond
 	start := time.Now()
 	r := open(t, cfg)
 	s := r.Snapshot()
 	if took := time.Since(start); took >= deadline {
 		t.Errorf("Open waited %v, for the hostile module's image deadline", took)
 	}
-	if _, ok := s.Service("ping"); !ok || len(s.Failures()) != 0 {
-		t.Fatalf("generation 1: services %v, failures %+v", codes(s), s.Failures())
+	if len(s.Failures()) != 0 {
+		t.Errorf("generation 1 waited for the hostile module: failures %+v", s.Failures())
 	}
-	waitFor(t, r, "the hostile module's refusal", func(s *registry.Snapshot) bool {
-		return hasFailure(s, importFailed("loop.wasm", "load_timeout/image"))
+	waitFor(t, r, "ping and the hostile module's refusal", func(s *registry.Snapshot) bool {
+		_, ok := s.Service("ping")
+		return ok && slices.ContainsFunc(s.Failures(), func(f registry.Failure) bool { return f.File == "loop.wasm" })
 	})
 }
 
