@@ -140,14 +140,6 @@ func (s *callState) hostBytes() uint64 {
 	return s.tableBytes + s.blocks.size() + s.inputBytes + uint64(len(s.errorDoc)) + s.log.size()
 }
 
-// room is how many more bytes the call may hold.
-func (s *callState) room() uint64 {
-	used := s.usedBytes()
-	if used >= s.limits.MemoryBytes {
-		return 0
-	}
-	return s.limits.MemoryBytes - used
-}
 
 // boundedLog keeps the first max bytes written to it and drops the rest.
 type boundedLog struct {
