@@ -140,7 +140,6 @@ func (s *callState) hostBytes() uint64 {
 	return s.tableBytes + s.blocks.size() + s.inputBytes + uint64(len(s.errorDoc)) + s.log.size()
 }
 
-
 // boundedLog keeps the first max bytes written to it and drops the rest.
 type boundedLog struct {
 	mu      sync.Mutex
