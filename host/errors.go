@@ -59,6 +59,14 @@ var (
 	// ErrModule is returned when the module bytes cannot be decoded,
 	// instrumented or compiled.
 	ErrModule = errors.New("module is not a usable WebAssembly module")
+	// ErrInitBudget is returned (wrapped in ErrModule) when a module's
+	// start function or _initialize, run once by Load in the image
+	// template, does not end within its image budget: its fuel, or Load's
+	// context and the image timeout (10 s), whichever comes first. No call
+	// could initialise the module either. When time was the cause, the
+	// context's error is wrapped too (docs/host.md, "Start functions,
+	// _initialize and their budgets").
+	ErrInitBudget = errors.New("initialising the module ran out of its image budget")
 	// ErrClosed is returned when the Runtime has been closed.
 	ErrClosed = errors.New("runtime is closed")
 )

@@ -35,11 +35,6 @@ var (
 	// errNotImaged is returned when a module keeps running its
 	// initialiser per call; the reason is wrapped.
 	errNotImaged = errors.New("module not pre-initialised")
-	// errInitBudget is returned when the template's start function or
-	// _initialize did not end within imageTimeout, imageFuel or Load's
-	// context: the module is refused, as no call could initialise it
-	// either. The context's error is wrapped when it was the cause.
-	errInitBudget = errors.New("initialising the module ran out of its budget")
 )
 
 // memoryImage is captured linear memory. Instances start from buffers that
@@ -197,16 +192,16 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 }
 
 // initFailure wraps an error of the template's start function or
-// _initialize: errInitBudget when it ran out of time or fuel, errNotImaged
+// _initialize: ErrInitBudget when it ran out of time or fuel, errNotImaged
 // otherwise (the module then runs its initialiser per call, and fails
 // there as it failed here).
 func (s *callState) initFailure(what string, err error) error {
 	switch f := s.failure(err); f.Code {
 	case CodeExecutionTimeout, CodeExecutionLimit:
 		if ctxErr := s.ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("%w: %s did not end by its deadline (Load's context, at most %v): %w", errInitBudget, what, imageTimeout, ctxErr)
+			return fmt.Errorf("%w: %s did not end by its deadline (Load's context, at most %v): %w", ErrInitBudget, what, imageTimeout, ctxErr)
 		}
-		return fmt.Errorf("%w: %s ran out of fuel: %w", errInitBudget, what, err)
+		return fmt.Errorf("%w: %s ran out of fuel: %w", ErrInitBudget, what, err)
 	}
 	return fmt.Errorf("%w: %s failed: %w", errNotImaged, what, err)
 }

@@ -94,7 +94,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 			release(ctx)
 			m.compiled, m.release, m.image, m.initialize = imaged, releaseImaged, img, false
 			r.track(img)
-		} else if errors.Is(err, errInitBudget) {
+		} else if errors.Is(err, ErrInitBudget) {
 			release(ctx) // its initialiser would not end in any call either
 			return nil, fmt.Errorf("%w: %w", ErrModule, err)
 		} else {

@@ -75,7 +75,10 @@ const (
 	// table_elements, memory_pages, …).
 	ModuleLimits LoadReason = "module_limits"
 	// LoadTimeout: a phase of the load outlasted its deadline; Detail
-	// names the phase (read, instrument, compile, image, describe).
+	// names the phase (read, instrument, compile, image, describe). The
+	// image phase also ends when the template's start function or
+	// _initialize runs out of host's image budget (host.ErrInitBudget:
+	// its 10 s bound or its fuel), which is reported the same way.
 	LoadTimeout LoadReason = "load_timeout"
 	// ImportRefused: the module imports what the host does not provide.
 	ImportRefused LoadReason = "import_refused"
@@ -265,6 +268,12 @@ func (l *Loader) Load(ctx context.Context, wasm, sidecar []byte) (*Tool, error) 
 func moduleRefusal(err error) *LoadError {
 	if errors.Is(err, host.ErrImport) {
 		return &LoadError{Reason: ImportRefused, Err: err}
+	}
+	// The image template's start function or _initialize ran out of the
+	// image budget (host's own time bound, or its fuel) before the image
+	// phase's deadline here: the same refusal as that deadline.
+	if errors.Is(err, host.ErrInitBudget) {
+		return &LoadError{Reason: LoadTimeout, Detail: PhaseImage, Err: err}
 	}
 	if limit, ok := moduleLimit(err); ok {
 		if limit == host.LimitModuleBytes {
