@@ -24,6 +24,7 @@ import (
 	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
 	"toolhost/internal/schema"
+	"toolhost/internal/store"
 	"toolhost/internal/tooldef"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
@@ -99,6 +100,12 @@ func (s *Server) jobsProblem(c *gin.Context, err error) {
 		// folder, which is the operator's business, not the caller's.
 		writeProblem(c, Problem{Status: http.StatusInsufficientStorage, Code: ProblemJobStorageFull,
 			Detail: "The server has no room to store the job now; nothing was kept. Retry later.", Retryable: new(true)})
+	case errors.Is(err, store.ErrBusy):
+		// The database was locked past the request's budget (another
+		// process, say); the jobs subsystem changed nothing.
+		c.Header("Retry-After", "1")
+		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: problemStoreBusy,
+			Detail: "The job store is busy; nothing was changed. Retry after the Retry-After.", Retryable: new(true)})
 	case errors.As(err, &mbe):
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
 	case errors.Is(err, errUnexpectedPart):

@@ -7,13 +7,17 @@ import (
 	"fmt"
 
 	"github.com/riverqueue/river"
+
+	"toolhost/internal/store"
 )
 
 // Get returns job id for its owner, with the latest progress of a running
 // job. A queued job that waits because the data folder is full carries
 // CodeStorageFull (retryable) as its Error, the reason it waits; so does a
 // running job whose run ended with no room to record its outcome. Another
-// owner's job is ErrNotFound.
+// owner's job is ErrNotFound. Its reads are bounded by [store.Budget]; a
+// database too busy to answer within it is an error wrapping
+// [store.ErrBusy].
 func (s *Service) Get(ctx context.Context, id, owner string) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
@@ -21,10 +25,13 @@ func (s *Service) Get(ctx context.Context, id, owner string) (*Job, error) {
 	return s.get(ctx, id, owner)
 }
 
+// get is Get under a budget of its own.
 func (s *Service) get(ctx context.Context, id, owner string) (*Job, error) {
-	job, err := loadJob(ctx, s.read, id)
+	bctx, cancel := store.Budget(ctx)
+	defer cancel()
+	job, err := loadJob(bctx, s.read, id)
 	if err != nil {
-		return nil, err
+		return nil, busy(bctx, err)
 	}
 	if owner == "" || job.Owner != owner {
 		return nil, ErrNotFound
@@ -54,6 +61,10 @@ func (s *Service) get(ctx context.Context, id, owner string) (*Job, error) {
 // job ends cancelled when the handler returns (or succeeded, if it finished
 // first): Cancel returns it still running. Cancelling a cancelled job does
 // nothing; a succeeded or failed one is ErrState.
+//
+// Its transaction is bounded by [store.Budget]: a database locked past it
+// is an error wrapping [store.ErrBusy], with nothing changed. The job is
+// then read under a budget of its own.
 func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
@@ -62,6 +73,9 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		changed bool
 		signal  bool
 	)
+	req := ctx
+	ctx, cancel := store.Budget(ctx)
+	defer cancel()
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		r, err := getRow(ctx, tx, id)
 		if err != nil {
@@ -95,7 +109,7 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		return s.cancelTicket(ctx, tx, r.ticket)
 	})
 	if err != nil {
-		return nil, err
+		return nil, busy(ctx, err)
 	}
 	if signal {
 		s.mu.Lock()
@@ -108,7 +122,9 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 	if changed {
 		s.publishState(ctx, id)
 	}
-	return s.get(ctx, id, owner)
+	// Committed: the read gets a budget of its own, not what the
+	// transaction left of this one.
+	return s.get(req, id, owner)
 }
 
 // cancelTicket cancels River ticket ticket in tx; a ticket River no longer
@@ -128,10 +144,17 @@ func (s *Service) cancelTicket(ctx context.Context, tx *sql.Tx, ticket int64) er
 // cleared and it gets a new River ticket; its attempt count keeps growing.
 // A job whose input files have expired is ErrExpired; a queued, running or
 // succeeded job is ErrState.
+//
+// Its transaction is bounded by [store.Budget]: a database locked past it
+// is an error wrapping [store.ErrBusy], with nothing changed. The job is
+// then read under a budget of its own.
 func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
+	req := ctx
+	ctx, cancel := store.Budget(ctx)
+	defer cancel()
 	err := s.withTx(ctx, func(tx *sql.Tx) error {
 		r, err := getRow(ctx, tx, id)
 		if err != nil {
@@ -164,8 +187,8 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 		return s.newTicket(ctx, tx, id, r.typ)
 	})
 	if err != nil {
-		return nil, err
+		return nil, busy(ctx, err)
 	}
 	s.publishState(ctx, id)
-	return s.get(ctx, id, owner)
+	return s.get(req, id, owner)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"toolhost/internal/store"
 	"toolhost/internal/toolerr"
 )
 
@@ -265,6 +266,22 @@ func (s *Service) interrupted(ctx context.Context, tx *sql.Tx, r *jobRow, code t
 	default:
 		return Failed, s.finalize(ctx, tx, r.id, Failed, nil, toolerr.New(code))
 	}
+}
+
+// busy returns err wrapped with [store.ErrBusy] when it is the failure of
+// a statement run under ctx, a [store.Budget] context, because the
+// database was busy ([store.Busy]); a refusal decided on what was read
+// (ErrNotFound, ErrState, ErrExpired) or one for lack of room stays as it
+// is, even when the budget ran out meanwhile.
+func busy(ctx context.Context, err error) error {
+	switch {
+	case err == nil, errors.Is(err, store.ErrBusy), errors.Is(err, ErrNotFound), errors.Is(err, ErrState),
+		errors.Is(err, ErrExpired), errors.Is(err, ErrStorageFull):
+		return err
+	case store.Busy(ctx, err):
+		return fmt.Errorf("%w: %w", store.ErrBusy, err)
+	}
+	return err
 }
 
 // withTx runs fn in a transaction of the writer and commits it. A failure

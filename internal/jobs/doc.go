@@ -87,6 +87,20 @@
 // retryable by its owner. The change into and out of full is logged with
 // the folder.
 //
+// # A busy database
+//
+// The statements a request waits for — Submit's transaction and its reads
+// of referenced files, Get, Cancel and Retry, the file and signed-URL
+// lookups, Subscribe's snapshot — run under [store.Budget], not the
+// writer's five-second [store.BusyTimeout]. When another process holds the
+// database's write lock (or an in-process writer holds the one writer
+// connection) past the budget, the call fails with an error wrapping
+// [store.ErrBusy] and changes nothing: a refused submission's files are
+// removed and its rows rolled back, as for any other refusal. The reading
+// of uploads is not under the budget (it has its own deadlines, the
+// HTTP layer's); the budget starts once the files are on disk. Workers,
+// the sweeper and recovery keep the busy timeout: nobody waits for them.
+//
 // # Events
 //
 // [Service.Subscribe] streams a job's state changes and progress, for

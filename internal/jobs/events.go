@@ -49,7 +49,9 @@ func (sub *subscription) take() []Event {
 // state changes and progress reports, in order, each state change once (a
 // slow reader may miss intermediate progress reports, never a state). The
 // channel is closed after the event of a final state, when ctx ends, or when
-// the Service closes. It returns ErrNotFound for another owner's job.
+// the Service closes. It returns ErrNotFound for another owner's job, and
+// an error wrapping store.ErrBusy when the database could not give the
+// snapshot within [store.Budget].
 //
 // Events come from the runs of this process; with one process per data
 // directory (the lock sees to that) that is every run.

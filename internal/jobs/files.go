@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"toolhost/internal/store"
 )
 
 // OpenFile opens file name of job id for its owner. Another owner's file,
@@ -31,9 +33,13 @@ func (s *Service) OpenFile(ctx context.Context, id, name, owner string) (*Downlo
 	return s.open(id, f)
 }
 
-// fileRow reads file name of job id and its owner.
+// fileRow reads file name of job id and its owner, under a [store.Budget]
+// of its own: a database too busy to answer is an error wrapping
+// [store.ErrBusy].
 func (s *Service) fileRow(ctx context.Context, id, name string) (File, string, error) {
 	var owner string
+	ctx, cancel := store.Budget(ctx)
+	defer cancel()
 	row := s.read.QueryRowContext(ctx, `SELECT f.name, f.role, f.media_type, f.size_bytes, f.sha256, f.source, f.created_at,
 		f.expires_at, j.owner FROM job_files f JOIN jobs j ON j.id = f.job_id WHERE f.job_id = ? AND f.name = ?`, id, name)
 	f, err := scanFile(scanner(func(dst ...any) error { return row.Scan(append(dst, &owner)...) }))
@@ -41,7 +47,7 @@ func (s *Service) fileRow(ctx context.Context, id, name string) (File, string, e
 		return File{}, "", ErrNotFound
 	}
 	if err != nil {
-		return File{}, "", fmt.Errorf("reading file %q of job %s: %w", name, id, err)
+		return File{}, "", busy(ctx, fmt.Errorf("reading file %q of job %s: %w", name, id, err))
 	}
 	return f, owner, nil
 }

@@ -12,9 +12,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"toolhost/internal/jobs/sniff"
+	"toolhost/internal/store"
 )
 
 // Submit stores a new job and queues it. Every file is read, size-limited
@@ -22,13 +25,20 @@ import (
 // reference is resolved, before the job exists: a refused file or reference
 // leaves no job, no row and no file behind. The job row, its file rows and
 // its River ticket are written in one transaction. It returns the job as
-// queued (or, if a worker was quick, later).
+// queued.
 //
 // Refusals: ErrInvalid, ErrUnknownType, a *FileError (ErrFileType,
 // ErrTooLarge, ErrReference, ErrExpired, ErrNoMediaStore) naming the input,
 // and ErrStorageFull: before anything is read when the free space is below
 // Config.MinFreeBytes, and whenever a write of the files or the rows fails
 // for lack of space, its partial files removed and its rows rolled back.
+//
+// The database statements (the transaction, and the read of each job-file
+// reference) are bounded by [store.Budget], the reading of the uploads is
+// not: when the database is locked past the budget (by another process, or
+// an in-process writer that holds it), the submission is refused with an
+// error wrapping [store.ErrBusy], its files removed and its rows rolled
+// back, instead of waiting out [store.BusyTimeout].
 func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
@@ -135,24 +145,50 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input [
 		return nil, fmt.Errorf("encoding the references: %w", err)
 	}
 
-	now := fmtTime(s.cfg.Now())
-	err = s.withTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, type, owner, state, input, refs, input_files, created_at)
-			VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)`, id, sub.Type, sub.Owner, string(input), string(refsJSON), len(files), now); err != nil {
+	// The files are on disk; from here the statements of the request run
+	// under one budget, and a database too busy to take them in time
+	// refuses the submission (Submit then removes the files).
+	created := fmtTime(s.cfg.Now())
+	bctx, cancel := store.Budget(ctx)
+	defer cancel()
+	err = s.withTx(bctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(bctx, `INSERT INTO jobs (id, type, owner, state, input, refs, input_files, created_at)
+			VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)`, id, sub.Type, sub.Owner, string(input), string(refsJSON), len(files), created); err != nil {
 			return fmt.Errorf("inserting job %s: %w", id, err)
 		}
 		for _, f := range files {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, name, role, media_type, size_bytes, sha256, source, created_at)
-				VALUES (?, ?, 'input', ?, ?, ?, ?, ?)`, id, f.Name, f.MediaType, f.SizeBytes, f.SHA256, f.Source, now); err != nil {
+			if _, err := tx.ExecContext(bctx, `INSERT INTO job_files (job_id, name, role, media_type, size_bytes, sha256, source, created_at)
+				VALUES (?, ?, 'input', ?, ?, ?, ?, ?)`, id, f.Name, f.MediaType, f.SizeBytes, f.SHA256, f.Source, created); err != nil {
 				return fmt.Errorf("inserting job %s's file: %w", id, err)
 			}
 		}
-		return s.newTicket(ctx, tx, id, sub.Type)
+		return s.newTicket(bctx, tx, id, sub.Type)
 	})
+	if err != nil {
+		return nil, busy(bctx, err)
+	}
+	// Committed: the job exists, and nothing may fail now (a failure
+	// would make Submit remove the files of a stored job). It is
+	// returned as it was written, without reading it back.
+	return queuedJob(id, sub, input, refs, files, created)
+}
+
+// queuedJob is job id as submit wrote it: queued, its files by name, as
+// loadJob would read it.
+func queuedJob(id string, sub Submission, input []byte, refs []Reference, files []File, created string) (*Job, error) {
+	at, err := parseTime(created)
 	if err != nil {
 		return nil, err
 	}
-	return loadJob(ctx, s.read, id)
+	for i := range files {
+		files[i].Role, files[i].CreatedAt = Input, at
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
+	if files == nil {
+		files = []File{}
+	}
+	return &Job{ID: id, Type: sub.Type, Owner: sub.Owner, State: Queued, Input: json.RawMessage(input),
+		Files: files, References: refs, Version: 1, CreatedAt: at}, nil
 }
 
 // resolve makes the input file of one reference in job id's input folder.
@@ -207,14 +243,16 @@ func (s *Service) linkJobFile(ctx context.Context, id string, sub Submission, re
 		expires     sql.NullString
 		refused     = &FileError{Name: ref.Name, Err: ErrReference}
 	)
-	err := s.read.QueryRowContext(ctx, `SELECT f.role, f.media_type, f.size_bytes, f.sha256, f.expires_at, j.owner
+	bctx, cancel := store.Budget(ctx)
+	err := s.read.QueryRowContext(bctx, `SELECT f.role, f.media_type, f.size_bytes, f.sha256, f.expires_at, j.owner
 		FROM job_files f JOIN jobs j ON j.id = f.job_id WHERE f.job_id = ? AND f.name = ?`, ref.Job, ref.File).Scan(
 		&role, &src.MediaType, &src.SizeBytes, &src.SHA256, &expires, &owner)
+	cancel()
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return File{}, refused
 	case err != nil:
-		return File{}, fmt.Errorf("reading a referenced file: %w", err)
+		return File{}, busy(bctx, fmt.Errorf("reading a referenced file: %w", err))
 	case owner != sub.Owner || Role(role) != Output:
 		// Another owner's file is refused exactly as a missing one is.
 		return File{}, refused
