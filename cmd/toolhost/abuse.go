@@ -17,10 +17,14 @@ import (
 	"toolhost/internal/store"
 )
 
-// abuseRow is one abuse log row as `abuse list` prints it.
+// abuseRow is one abuse log row as `abuse list` prints it. A row stands
+// for Count events of one key in one minute: Time is the first of them,
+// LastAt the last (equal to Time for a single event).
 type abuseRow struct {
 	ID        int64  `json:"id"`
 	Time      string `json:"time"`
+	LastAt    string `json:"last_at"`
+	Count     int64  `json:"count"`
 	Caller    string `json:"caller"`
 	Principal string `json:"principal"`
 	Tool      string `json:"tool"`
@@ -28,8 +32,13 @@ type abuseRow struct {
 	Reported  bool   `json:"reported"`
 }
 
+// abuseTime is the format of the times `abuse list` prints: UTC, to the
+// millisecond, as the log stores them.
+const abuseTime = "2006-01-02T15:04:05.000Z"
+
 // runAbuse is `abuse list [--since DURATION|RFC3339] [--data-dir DIR]`: the
-// abuse log's rows, oldest first, one canonical JSON object a line. Without
+// abuse log's rows, oldest first, one canonical JSON object a line, each
+// with its count of events and the time of its last. Without
 // --since it prints every row still kept (30 days). A missing database is an
 // error, so that a mistyped --data-dir does not read as an empty log.
 func runAbuse(args []string, stdout io.Writer) error {
@@ -75,7 +84,9 @@ func runAbuse(args []string, stdout io.Writer) error {
 	for _, r := range rows {
 		out := abuseRow{
 			ID:        r.ID,
-			Time:      r.Time.UTC().Format("2006-01-02T15:04:05.000Z"),
+			Time:      r.Time.UTC().Format(abuseTime),
+			LastAt:    r.Last.UTC().Format(abuseTime),
+			Count:     r.Count,
 			Caller:    r.Caller,
 			Principal: r.Principal,
 			Tool:      r.Tool,

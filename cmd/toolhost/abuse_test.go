@@ -23,23 +23,42 @@ func TestAbuseList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Rows written directly: one from before migration 0005 (no last_at,
+	// one event), 60 hours ago, and an aggregated one of 4 events, 48
+	// hours ago.
+	format := "2006-01-02T15:04:05.000Z"
+	pre := time.Now().UTC().Add(-60 * time.Hour).Format(format)
+	old := time.Now().UTC().Add(-48 * time.Hour).Truncate(time.Minute)
+	oldAt, oldLast := old.Format(format), old.Add(20*time.Second).Format(format)
+	if _, err := s.DB().Exec(`INSERT INTO abuse_log (at, tool, reason) VALUES (?, 'dns_lookup', 'probe.forbidden')`, pre); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`INSERT INTO abuse_log (at, bucket, last_at, count, tool, reason) VALUES (?, ?, ?, 4, 'port_check', 'throttled')`,
+		oldAt, oldAt, oldLast); err != nil {
+		t.Fatal(err)
+	}
 	l, err := abuse.New(abuse.Config{Store: s, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Record(ctx, abuse.Entry{IP: netip.MustParseAddr("203.0.113.9"), Principal: "user:bob", Tool: "port_check", Reason: "quota.exceeded", Reported: true}); err != nil {
-		t.Fatal(err)
+	// Three events of one key within a minute make one row of count 3;
+	// they are recorded well inside a minute.
+	if now := time.Now(); now.Second() >= 58 {
+		time.Sleep(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
+	}
+	for range 3 {
+		if err := l.Record(ctx, abuse.Entry{IP: netip.MustParseAddr("203.0.113.9"), Principal: "user:bob", Tool: "port_check", Reason: "quota.exceeded", Reported: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	l.Close()
-	// A row of two days ago, written directly.
-	old := time.Now().UTC().Add(-48 * time.Hour).Format("2006-01-02T15:04:05.000Z")
-	if _, err := s.DB().Exec(`INSERT INTO abuse_log (at, tool, reason) VALUES (?, 'dns_lookup', 'probe.forbidden')`, old); err != nil {
-		t.Fatal(err)
-	}
 	s.Close()
 
-	recent := regexp.MustCompile(`^\{"caller":"[0-9a-f]{64}","id":1,"principal":"user:bob","reason":"quota.exceeded","reported":true,"time":"[0-9T:.-]{23}Z","tool":"port_check"\}$`)
-	older := `{"caller":"","id":2,"principal":"","reason":"probe.forbidden","reported":false,"time":"` + old + `","tool":"dns_lookup"}`
+	recent := regexp.MustCompile(`^\{"caller":"[0-9a-f]{64}","count":3,"id":3,"last_at":"([0-9T:.-]{23}Z)","principal":"user:bob","reason":"quota.exceeded","reported":true,"time":"([0-9T:.-]{23}Z)","tool":"port_check"\}$`)
+	older := []string{
+		`{"caller":"","count":1,"id":1,"last_at":"` + pre + `","principal":"","reason":"probe.forbidden","reported":false,"time":"` + pre + `","tool":"dns_lookup"}`,
+		`{"caller":"","count":4,"id":2,"last_at":"` + oldLast + `","principal":"","reason":"throttled","reported":false,"time":"` + oldAt + `","tool":"port_check"}`,
+	}
 
 	tests := []struct {
 		name   string
@@ -48,9 +67,10 @@ func TestAbuseList(t *testing.T) {
 		lines  int    // stdout lines
 		stderr string // substring expected on stderr
 	}{
-		{name: "all", args: []string{"abuse", "list", "--data-dir", dir}, lines: 2},
+		{name: "all", args: []string{"abuse", "list", "--data-dir", dir}, lines: 3},
 		{name: "since a duration", args: []string{"abuse", "list", "--since", "24h", "--data-dir", dir}, lines: 1},
-		{name: "since days", args: []string{"abuse", "list", "--since", "3d", "--data-dir", dir}, lines: 2},
+		{name: "since days", args: []string{"abuse", "list", "--since", "3d", "--data-dir", dir}, lines: 3},
+		{name: "since two days and a half", args: []string{"abuse", "list", "--since", "54h", "--data-dir", dir}, lines: 2},
 		{name: "since a time", args: []string{"abuse", "list", "--data-dir", dir, "--since", time.Now().Add(-time.Hour).Format(time.RFC3339)}, lines: 1},
 		{name: "since the future", args: []string{"abuse", "list", "--data-dir", dir, "--since", time.Now().Add(time.Hour).Format(time.RFC3339)}},
 		{name: "bad since", args: []string{"abuse", "list", "--since", "yesterday", "--data-dir", dir}, code: 2, stderr: "usage"},
@@ -70,13 +90,25 @@ func TestAbuseList(t *testing.T) {
 			if code != tt.code || len(lines) != tt.lines || !strings.Contains(stderr.String(), tt.stderr) {
 				t.Fatalf("run(%q) = %d\nstdout: %q\nstderr: %s", tt.args, code, stdout.String(), stderr.String())
 			}
-			for _, line := range lines {
-				if !recent.MatchString(line) && line != older {
-					t.Fatalf("unexpected line %s", line)
+			if len(lines) == 0 {
+				return
+			}
+			// Oldest first: the rows written directly that are recent
+			// enough, then the one Record made.
+			n := len(lines) - 1
+			for i, want := range older[len(older)-n:] {
+				if lines[i] != want {
+					t.Fatalf("line %d: %s\nwant %s", i, lines[i], want)
 				}
 			}
-			if tt.lines == 2 && lines[0] != older {
-				t.Fatalf("rows not oldest first:\n%s", stdout.String())
+			m := recent.FindStringSubmatch(lines[n])
+			if m == nil {
+				t.Fatalf("unexpected last line %s", lines[n])
+			}
+			first, err1 := time.Parse(format, m[2])
+			last, err2 := time.Parse(format, m[1])
+			if err1 != nil || err2 != nil || last.Before(first) {
+				t.Fatalf("the recent row's time %s and last_at %s", m[2], m[1])
 			}
 		})
 	}
