@@ -29,10 +29,13 @@ func envOr(name, def string) string {
 	return def
 }
 
-// runServe is `serve`: it serves the API until SIGTERM or SIGINT, then
-// drains — /readyz turns 503, requests in flight finish within the
-// shutdown timeout, the executor cancels and reaps what is left — and
-// exits.
+// runServe is `serve`: it listens as soon as the process is composed
+// (modules still loading are published when ready), serves the API until
+// SIGTERM or SIGINT, then drains — /readyz turns 503, requests in flight
+// get the shutdown timeout less the cleanup reserve, the executor cancels
+// and reaps what is left — and exits within the shutdown timeout whatever
+// a load or an item is doing. A second signal during the drain ends the
+// process at once (the default action).
 func runServe(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -42,7 +45,7 @@ func runServe(args []string, stderr io.Writer) error {
 	toolsDir := fs.String("tools-dir", envOr("TOOLHOST_TOOLS_DIR", "wasm"), "the drop-in folder of tool modules ($TOOLHOST_TOOLS_DIR)")
 	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
 	logFormat := fs.String("log-format", envOr("TOOLHOST_LOG_FORMAT", "text"), "text or json ($TOOLHOST_LOG_FORMAT)")
-	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long requests in flight may take to finish on shutdown")
+	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long shutdown may take in all: requests in flight get it less the cleanup budget (5 s), then what is left is cancelled")
 	guardMode := fs.String("guard", envOr("TOOLHOST_GUARD", "report"), "report or enforce: whether the guard refuses or only logs ($TOOLHOST_GUARD)")
 	var trusted []netip.Prefix
 	addTrusted := func(v string) error {
@@ -116,8 +119,9 @@ func runServe(args []string, stderr io.Writer) error {
 	select {
 	case err = <-served: // the listener failed
 	case <-ctx.Done():
-		log.Info("shutting down")
+		log.Info("shutting down", "timeout", shutdown.String())
 	}
+	stop() // a second signal takes its default action
 	sctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
 	if serr := srv.Shutdown(sctx); serr != nil {

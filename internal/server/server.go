@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -62,6 +63,10 @@ type Config struct {
 	Platform policy.Platform
 	// Rescan and Settle tune the live tools folder (registry.Config).
 	Rescan, Settle time.Duration
+	// Loading bounds how the tools folder's modules load and how long New
+	// waits for them (docs/registry.md, "Loading is bounded"); its zero
+	// values take the defaults.
+	Loading LoadingConfig
 	// Natives are the native tool packages compiled into the binary; they
 	// run in worker processes of a supervisor configured by Supervisor
 	// (its Logger is this Config's).
@@ -79,6 +84,31 @@ type Config struct {
 	// (comma-separated CIDRs, netprobe.AllowEnv), passed to the native
 	// workers; empty refuses every private and loopback target.
 	ProbeAllow string
+}
+
+// DefaultLoadWait is how long New waits for the first loads of the tools
+// folder before it returns, so that the server listens within about a
+// second whatever the folder holds (DESIGN: "listen first and publish
+// modules as they become ready"). A module still loading then is
+// published in a later generation when its load ends.
+const DefaultLoadWait = time.Second
+
+// LoadingConfig is the part of registry.Config and wasmtool.Config a
+// process chooses.
+type LoadingConfig struct {
+	// Wait is how long New waits for the first loads (registry.Config's
+	// LoadWait). Default [DefaultLoadWait]; it cannot be "until every
+	// load ends", which would hold the listener for as long as the
+	// slowest phase deadline.
+	Wait time.Duration
+	// BatchWait is how long a rescan of the live folder waits for its
+	// loads before publishing what is ready (registry.Config).
+	BatchWait time.Duration
+	// Read, Instrument, Compile, Image and Describe are the deadlines of
+	// a load's phases (wasmtool.Config's …Timeout fields); MaxLoads bounds
+	// the loads running at once, abandoned ones included.
+	Read, Instrument, Compile, Image, Describe time.Duration
+	MaxLoads                                   int
 }
 
 // GuardConfig is the part of guard.Config a process chooses.
@@ -135,10 +165,18 @@ type Server struct {
 	guard      *guard.Guard
 	api        *api.Server
 	http       *http.Server
+	loader     *wasmtool.Loader
+
+	// The first Shutdown runs the teardown; every call waits for it.
+	shutOnce sync.Once
+	shutDone chan struct{}
+	shutErr  error
 }
 
 // New opens everything a process needs and runs the first discovery of
-// the tools folder. On an error it closes what it opened.
+// the tools folder, waiting for its loads up to cfg.Loading.Wait: the
+// modules still loading then are published when they are ready, so that
+// the caller can listen at once. On an error it closes what it opened.
 func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("server: DataDir is required")
@@ -170,10 +208,17 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir}); err != nil {
 		return nil, err
 	}
-	loader, err := wasmtool.NewLoader(s.runtime, wasmtool.Config{Platform: cfg.Platform})
+	ld := cfg.Loading
+	if ld.Wait <= 0 {
+		ld.Wait = DefaultLoadWait
+	}
+	loader, err := wasmtool.NewLoader(s.runtime, wasmtool.Config{Platform: cfg.Platform,
+		ReadTimeout: ld.Read, InstrumentTimeout: ld.Instrument, CompileTimeout: ld.Compile,
+		ImageTimeout: ld.Image, DescribeTimeout: ld.Describe, MaxLoads: ld.MaxLoads})
 	if err != nil {
 		return nil, err
 	}
+	s.loader = loader
 	memoryMode := engine.MemoryUnavailable
 	// The page-only tools are listed, never run (ADR-027).
 	builtins := []registry.Builtin{{Name: pages.Name, Declaration: pages.Declaration(), Runner: pages.Runner{}}}
@@ -197,6 +242,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.registry, err = registry.Open(ctx, registry.Config{
 		Dir: cfg.ToolsDir, Loader: loader, Platform: cfg.Platform, Builtins: builtins,
 		Interval: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
+		LoadWait: ld.Wait, BatchWait: ld.BatchWait,
 	}); err != nil {
 		return nil, err
 	}
@@ -293,32 +339,105 @@ func (s *Server) Serve(l net.Listener) error {
 	return s.http.Serve(l)
 }
 
+// ErrShutdownDeadline is returned by Shutdown when its context's deadline
+// came before the teardown ended; what is left of it goes on in the
+// background, told to stop.
+var ErrShutdownDeadline = errors.New("server: the shutdown's deadline passed before the teardown ended")
+
 // Shutdown drains and stops the process: /readyz turns 503, the listener
-// closes, requests in flight finish within ctx, the executor closes
-// admission and waits for its items within its cleanup budget, then the
-// registry, the runtime and the store close.
+// closes, requests in flight get until ctx's deadline less a cleanup
+// reserve to finish (then their connections are closed), the jobs stop,
+// the executor and the supervisor cancel and reap what is left within the
+// reserve, then the registry (abandoning the loads still running), the
+// runtime, the abuse log's flush and the store close.
+//
+// With a deadline, Shutdown returns by it whatever a load, an item or a
+// request is doing: the reserve is the platform's cleanup budget, or half
+// the time left when that is shorter, and a teardown still running at the
+// deadline is left to end in the background, its contexts ended, and
+// ErrShutdownDeadline returned. Without a deadline, requests get as long
+// as they take and the teardown the cleanup budget after them. It is safe
+// to call more than once: later calls wait for the first one's teardown.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.api.Drain()
-	err := s.http.Shutdown(ctx)
-	return errors.Join(err, s.close(ctx))
+	s.shutOnce.Do(func() {
+		s.api.Drain()
+		s.shutDone = make(chan struct{})
+		drain, cleanup, cancel := s.shutdownBudgets(ctx)
+		go func() {
+			defer close(s.shutDone)
+			defer cancel()
+			err := s.http.Shutdown(drain)
+			// Requests still running past the drain have their items
+			// cancelled by the teardown, get a moment to answer, and
+			// then their connections close.
+			s.shutErr = errors.Join(err, s.teardown(drain, cleanup, err != nil))
+		}()
+	})
+	var deadline <-chan time.Time
+	if d, ok := ctx.Deadline(); ok {
+		t := time.NewTimer(time.Until(d))
+		defer t.Stop()
+		deadline = t.C
+	}
+	select {
+	case <-s.shutDone:
+		return s.shutErr
+	case <-deadline:
+		return ErrShutdownDeadline
+	}
 }
 
-// close releases everything New opened, in reverse order.
-func (s *Server) close(ctx context.Context) error {
+// shutdownBudgets splits ctx's time between draining requests and tearing
+// down: drain ends a cleanup reserve before ctx's deadline, cleanup at it
+// (and not earlier when ctx is cancelled before it); without a deadline,
+// drain is ctx and cleanup has the cleanup budget from when it is first
+// used. cancel releases both.
+func (s *Server) shutdownBudgets(ctx context.Context) (drain, cleanup context.Context, cancel context.CancelFunc) {
+	budget := time.Duration(s.cfg.Platform.CleanupTimeoutMS) * time.Millisecond
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return ctx, nil, func() {}
+	}
+	reserve := min(budget, time.Until(deadline)/2)
+	drain, cancelDrain := context.WithDeadline(ctx, deadline.Add(-reserve))
+	cleanup, cancelCleanup := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	return drain, cleanup, func() { cancelDrain(); cancelCleanup() }
+}
+
+// close releases everything New opened, in reverse order, after a failed
+// New.
+func (s *Server) close(ctx context.Context) error { return s.teardown(ctx, nil, false) }
+
+// lateAnswerWait is how long requests that outlived the drain get to
+// answer once their items are cancelled, before their connections close.
+const lateAnswerWait = 500 * time.Millisecond
+
+// teardown releases everything New opened, in reverse order: what waits
+// for requests and jobs gets until drain ends, what cancels and reaps
+// gets until cleanup ends (nil: the platform's cleanup budget from the
+// moment the jobs have stopped). With late, requests are still running:
+// once the executor has cancelled their items they get lateAnswerWait to
+// answer, then their connections are closed.
+func (s *Server) teardown(drain, cleanup context.Context, late bool) error {
+	ctx := drain
 	var errs []error
 	if s.jobs != nil {
 		// First the jobs stop taking work: running handlers get until
-		// ctx to finish, then their contexts end, which cancels their
-		// items in the executor, and the subsystem waits for them within
-		// its StopGrace (the cleanup budget). Only then does the executor
-		// close, with its own budget for what is left.
+		// drain ends to finish, then their contexts end, which cancels
+		// their items in the executor, and the subsystem waits for them
+		// within its StopGrace (the cleanup budget). Only then does the
+		// executor close, with what is left for it.
 		errs = append(errs, s.jobs.Close(ctx))
 	}
-	// Past ctx (requests that outlived the drain), the executor and the
-	// supervisor still get the cleanup budget to cancel and reap items.
-	budget := time.Duration(s.cfg.Platform.CleanupTimeoutMS) * time.Millisecond
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
-	defer cancel()
+	// Past the drain (requests that outlived it), the executor and the
+	// supervisor still get the cleanup reserve to cancel and reap items.
+	cctx := cleanup
+	if cctx == nil {
+		budget := time.Duration(s.cfg.Platform.CleanupTimeoutMS) * time.Millisecond
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
+		defer cancel()
+	}
 	if s.executor != nil {
 		errs = append(errs, s.executor.Shutdown(cctx))
 	}
@@ -327,11 +446,27 @@ func (s *Server) close(ctx context.Context) error {
 		// here, its subtree confirmed gone.
 		errs = append(errs, s.supervisor.Close(cctx))
 	}
+	if late && s.http != nil {
+		actx, cancel := context.WithTimeout(cctx, lateAnswerWait)
+		if err := s.http.Shutdown(actx); err != nil {
+			errs = append(errs, s.http.Close())
+		}
+		cancel()
+	}
 	if s.registry != nil {
-		errs = append(errs, s.registry.Close(ctx))
+		// Loads still running are abandoned: Close returns promptly
+		// whatever they do, and waits for running items within cctx.
+		errs = append(errs, s.registry.Close(cctx))
+	}
+	if s.loader != nil {
+		// Abandoned work (a compile wazero cannot interrupt) gets the
+		// rest of the reserve to end before the runtime closes under it.
+		if err := s.loader.Wait(cctx); err != nil {
+			errs = append(errs, fmt.Errorf("closing the loader: %w", err))
+		}
 	}
 	if s.runtime != nil {
-		errs = append(errs, s.runtime.Close(ctx))
+		errs = append(errs, s.runtime.Close(cctx))
 	}
 	if s.abuse != nil {
 		// What the abuse log's writer has not stored yet is written

@@ -104,6 +104,10 @@ func startConfigured(t *testing.T, modules map[string][]byte, natives bool, conf
 		ToolsDir: r.tools, DataDir: t.TempDir(), CacheDir: testmodule.CacheDir(),
 		Rescan: 200 * time.Millisecond, Settle: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// Generation 1 holds the modules the tests start with, however
+		// long they take to compile (the race detector, a cold cache);
+		// the server's own default returns after a second.
+		Loading: server.LoadingConfig{Wait: 5 * time.Minute},
 	}
 	if natives {
 		cfg.Natives = engines.Packages()
