@@ -1,5 +1,7 @@
 package instrument
 
+import "math"
+
 // Cost model: every instruction costs costDefault, except those below. See
 // the package documentation for where the costs are charged.
 const (
@@ -76,7 +78,23 @@ type frame struct {
 	pre     int32 // a loop: the segment that falls into it, or -1
 	post    int32 // an if: its index in meter.posts, or -1
 	scope   int   // the loop whose size the frame's instructions count to (modeAuto)
+	// open is the dominator depth of the code before the frame (see
+	// meter.newBlock); minPred the least of the branches to a block's or an
+	// if's label and of its end; arms which arms of an if reach its end
+	// (armThen, armElse).
+	open, minPred int64
+	arms          uint8
+	// preds counts the ways into the frame's label: branches to it (each
+	// br_table label counted) and its end, or for the function, its
+	// returns; each is a predecessor of one block for the compiler.
+	preds uint64
 }
+
+// The arms of an if, in frame.arms.
+const (
+	armThen = 1 << iota
+	armElse
+)
 
 // segment is straight-line code, charged as one. It starts at the
 // function's entry, a loop's header, the start of an if's arm, after a
@@ -173,6 +191,13 @@ type meter struct {
 	// fnTargets and moduleTargets count br_table labels, each br_table's
 	// default included: in the current function and in all so far.
 	fnTargets, moduleTargets uint64
+	// depth is the dominator depth of the block being read (see
+	// newBlock); fnDepths and moduleDepths add up the depths of the blocks
+	// of the current function and of all so far.
+	depth                  int64
+	fnDepths, moduleDepths uint64
+	// fnLabelBranches is the most ways into one label of the function.
+	fnLabelBranches uint64
 }
 
 // body appends the instrumented version of the function body b (the bytes
@@ -212,7 +237,11 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 	mt.posts = mt.posts[:0]
 	mt.inj = mt.inj[:0]
 	mt.fnTargets = 0
+	mt.depth, mt.fnDepths, mt.fnLabelBranches = 0, 0, 0
 	cur := mt.meterAt(codeStart, injEntry)
+	if err := mt.test(); err != nil {
+		return nil, err
+	}
 	dynamic := false
 	for len(mt.frames) > 0 {
 		at := r.pos
@@ -225,7 +254,8 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 		cost := int64(costDefault)
 		dynShift := -1
 		grow := false
-		next := cur // the segment after this instruction
+		var fill uint32 // the 0xfc sub-opcode
+		next := cur     // the segment after this instruction
 		switch {
 		case op == opUnreachable:
 			next = -1
@@ -239,7 +269,8 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			if len(mt.frames) >= maxNesting {
 				return nil, &LimitError{Limit: LimitBlockNesting, Value: uint64(len(mt.frames)) + 1, Max: maxNesting}
 			}
-			f := frame{kind: op, live: cur >= 0, entries: -1, head: -1, pre: -1, post: -1, scope: scope}
+			f := frame{kind: op, live: cur >= 0, entries: -1, head: -1, pre: -1, post: -1, scope: scope,
+				open: mt.depth, minPred: math.MaxInt64}
 			switch {
 			case op == opBlock:
 				cost = costStructure
@@ -251,14 +282,26 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 					f.pre = cur
 					f.head = mt.meterAt(r.pos, injLoop)
 					next = f.head
+					err = mt.enterBlock(mt.depth + 1) // the header
 				}
 			case f.live:
+				// The then-arm and the else-arm (or the block an if
+				// without else goes through) follow the condition.
+				if err = mt.newBlock(mt.depth + 1); err == nil {
+					err = mt.enterBlock(mt.depth + 1)
+				}
 				f.head = mt.meterAt(r.pos, injCharge) // the then-arm
 				next = f.head
 				if c := mt.segs[cur]; c.kind == injCharge && !c.heavy && !c.check {
 					f.post = int32(len(mt.posts))
 					mt.posts = append(mt.posts, post{src: cur, a: f.head, b: -1})
 				}
+			}
+			if err == nil && f.live && op != opBlock {
+				err = mt.test()
+			}
+			if err != nil {
+				return nil, err
 			}
 			mt.frames = append(mt.frames, f)
 		case op == opElse:
@@ -267,6 +310,11 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 				return nil, r.errorf(ErrMalformed, "else without if")
 			}
 			cost = costStructure
+			if cur >= 0 {
+				if err := mt.pred(top, mt.depth); err != nil {
+					return nil, err
+				}
+			}
 			top.kind = opElse
 			if cur >= 0 {
 				mt.enter(top, cur)
@@ -274,6 +322,10 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			next = -1
 			if top.live {
 				next = mt.meterAt(r.pos, injCharge)
+				mt.depth = top.open + 1 // the else-arm's block, counted at the if
+				if err := mt.test(); err != nil {
+					return nil, err
+				}
 			}
 			if top.post >= 0 {
 				mt.posts[top.post].b = next
@@ -282,20 +334,47 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			cost = costStructure
 			f := *top
 			mt.frames = mt.frames[:len(mt.frames)-1]
+			if cur >= 0 && f.kind != opLoop { // a loop's end is not its label
+				if err := mt.pred(&f, mt.depth); err != nil {
+					return nil, err
+				}
+			}
 			if f.kind == opIf && f.post >= 0 {
 				// The else added for the post always goes on past the end.
 				e := mt.meterAt(at, injElse)
 				mt.posts[f.post].b = e
 				mt.enter(&f, e)
+				// Its block and its charge's test.
+				if err := mt.predArm(&f, armElse, f.open+2); err != nil {
+					return nil, err
+				}
+				if err := mt.countTest(f.open + 1); err != nil {
+					return nil, err
+				}
+			} else if f.kind == opIf && f.live {
+				// The else-arm's block.
+				if err := mt.predArm(&f, armElse, f.open+1); err != nil {
+					return nil, err
+				}
 			}
 			if len(mt.frames) > 0 {
+				injs := len(mt.inj)
 				next = mt.join(&f, cur, r.pos)
+				if err := mt.endBlock(&f, cur >= 0); err != nil {
+					return nil, err
+				}
+				if len(mt.inj) > injs && next >= 0 {
+					if err := mt.test(); err != nil {
+						return nil, err
+					}
+				}
 			} else if cur >= 0 {
 				mt.exit(cur, at)
 			}
 		case op == 0x0f: // return
 			if cur >= 0 {
 				mt.exit(cur, at)
+				err = mt.pred(&mt.frames[0], mt.depth)
 			}
 			next = -1
 		case op == 0x0c, op == 0x0d: // br, br_if
@@ -311,10 +390,14 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			default:
 				f.joined = true
 			}
+			err = mt.pred(&mt.frames[t], mt.depth)
 			if op == 0x0c {
 				next = -1
-			} else {
+			} else if err == nil {
 				next = mt.meterAt(r.pos, injCharge)
+				if err = mt.enterBlock(mt.depth + 1); err == nil {
+					err = mt.test()
+				}
 			}
 		case op == 0x0e: // br_table
 			var n int
@@ -333,6 +416,12 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 					exits = true
 				default:
 					mt.frames[t].joined = true
+				}
+				if err == nil && cur >= 0 {
+					// Each label has its trampoline block.
+					if err = mt.pred(&mt.frames[t], mt.depth+1); err == nil {
+						err = mt.newBlock(mt.depth + 1)
+					}
 				}
 			}
 			if exits {
@@ -406,6 +495,7 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			if sub, err = r.u32(); err != nil {
 				return nil, err
 			}
+			fill = sub
 			switch sub {
 			case 0, 1, 2, 3, 4, 5, 6, 7: // saturating truncation
 			case 8: // memory.init
@@ -468,6 +558,23 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			if dynShift >= 0 {
 				dynamic = true
 				mt.inj = append(mt.inj, injection{at: at, kind: injDynamic, shift: uint8(dynShift)})
+				if err := mt.test(); err != nil {
+					return nil, err
+				}
+				if op == 0xfc && (fill == 11 || fill == 17) {
+					// The fill's loop: its entry, the loop, and the block
+					// after it, which the entry may skip to.
+					d := mt.depth
+					if err := mt.newBlock(d + 2); err != nil {
+						return nil, err
+					}
+					if err := mt.newBlock(d + 1); err != nil {
+						return nil, err
+					}
+					if err := mt.enterBlock(d + 1); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 		cur = next
@@ -835,6 +942,104 @@ func (mt *meter) countTargets(n uint64) error {
 		return &LimitError{Limit: LimitBrTableTargets, Value: mt.moduleTargets, Max: opts.MaxBrTableTargets, Where: "module"}
 	}
 	return nil
+}
+
+// Dominator depth. wazero's optimising compiler (v1.12) walks, for every
+// basic block and for every edge, up the function's dominator tree: to the
+// entry, or to the innermost loop header (passBuildLoopNestingForest,
+// subPassLoopDetection, calculateDominators), so its time grows with the
+// number of blocks times their depth in the tree. Straight code gets one
+// level deeper at every conditional construct, one after another (an if,
+// a br_if, a loop, a metering test), and back up only across the arms of
+// an if or the labels of a br_table. The meter follows the depth of the
+// code it reads, in the CFG wazero builds of the instrumented function:
+// exactly where a block has one way in, and as an upper bound where ways
+// in join (the least of theirs plus one, or the condition's plus one when
+// both arms of an if reach its end), counting every metering point as a
+// test, which only some are.
+
+// newBlock records a basic block at dominator depth d, refusing the
+// function or the module once their blocks' depths add up to more than
+// their limit.
+func (mt *meter) newBlock(d int64) error {
+	mt.fnDepths += uint64(d)
+	mt.moduleDepths += uint64(d)
+	opts := &mt.m.opts
+	if mt.fnDepths > opts.MaxFunctionDominatorDepths {
+		return &LimitError{Limit: LimitDominatorDepths, Value: mt.fnDepths, Max: opts.MaxFunctionDominatorDepths}
+	}
+	if mt.moduleDepths > opts.MaxDominatorDepths {
+		return &LimitError{Limit: LimitDominatorDepths, Value: mt.moduleDepths, Max: opts.MaxDominatorDepths, Where: "module"}
+	}
+	return nil
+}
+
+// enterBlock records a basic block at depth d and continues in it.
+func (mt *meter) enterBlock(d int64) error {
+	mt.depth = d
+	return mt.newBlock(d)
+}
+
+// test records a metering test (if count < floor { yield }) where the code
+// is: its then-arm and else-arm one level deeper, and the code after it.
+func (mt *meter) test() error {
+	if err := mt.countTest(mt.depth); err != nil {
+		return err
+	}
+	return mt.enterBlock(mt.depth + 1)
+}
+
+// countTest records the then-arm and else-arm of a test at depth d.
+func (mt *meter) countTest(d int64) error {
+	if err := mt.newBlock(d + 1); err != nil {
+		return err
+	}
+	return mt.newBlock(d + 1)
+}
+
+// pred records a way into frame f's label from a block at depth d, in the
+// arm of an if it is in, and refuses the function once over its limit of
+// ways into one label. Loops are entered at their header, whose depth the
+// ways back in do not change; the function's label is its return.
+func (mt *meter) pred(f *frame, d int64) error {
+	switch f.kind {
+	case opIf:
+		return mt.predArm(f, armThen, d)
+	case opElse:
+		return mt.predArm(f, armElse, d)
+	}
+	return mt.predArm(f, 0, d)
+}
+
+// predArm is pred, in the given arms.
+func (mt *meter) predArm(f *frame, arm uint8, d int64) error {
+	f.preds++
+	mt.fnLabelBranches = max(mt.fnLabelBranches, f.preds)
+	if max := uint64(mt.m.opts.MaxLabelBranches); f.preds > max {
+		return &LimitError{Limit: LimitLabelBranches, Value: f.preds, Max: max}
+	}
+	if f.kind != opLoop && f.kind != 0 {
+		f.arms |= arm
+		f.minPred = min(f.minPred, d)
+	}
+	return nil
+}
+
+// endBlock continues after the end of frame f (popped) in the block there,
+// if any way reaches it; live reports that the code before the end did.
+func (mt *meter) endBlock(f *frame, live bool) error {
+	switch {
+	case f.kind == opLoop:
+		if !live {
+			return nil
+		}
+		return mt.enterBlock(mt.depth + 1)
+	case f.minPred == math.MaxInt64:
+		return nil // unreachable
+	case f.arms == armThen|armElse:
+		return mt.enterBlock(f.open + 1)
+	}
+	return mt.enterBlock(f.minPred + 1)
 }
 
 func (mt *meter) unsupported(r *reader, at int, op byte, what string) error {

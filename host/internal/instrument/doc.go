@@ -51,6 +51,14 @@
 //     is refused with a [*LimitError] as soon as the count is read, before
 //     the rest is: wazero's compile time is quadratic in the branches to one
 //     block, so such a module would tie up its compiler for minutes.
+//     So is a function whose basic blocks, as wazero makes them of the
+//     instrumented code, lie deep in its dominator tree: their depths added
+//     up, in one function or in all, over
+//     [Options.MaxFunctionDominatorDepths] or [Options.MaxDominatorDepths]
+//     (wazero walks up the tree from every block; 10,000 loops in a row
+//     compile in 18 s), or a label with more ways in than
+//     [Options.MaxLabelBranches] (one block's predecessors cost it their
+//     square). Each is refused as the count passes its limit.
 //
 // # Cost model
 //

@@ -42,6 +42,18 @@ const (
 	// default included) in one function ([Options.MaxFunctionBrTableTargets])
 	// or in the whole module ([Options.MaxBrTableTargets]).
 	LimitBrTableTargets = "br_table_targets"
+	// LimitDominatorDepths is the depths of the basic blocks the compiler
+	// makes of the instrumented code, in the dominator tree of their
+	// function, added up: in one function
+	// ([Options.MaxFunctionDominatorDepths]) or in the module
+	// ([Options.MaxDominatorDepths]). The rewriter bounds each depth from
+	// above where ways into a block join.
+	LimitDominatorDepths = "dominator_depths"
+	// LimitLabelBranches is the number of ways into one label: the
+	// branches to a block's, loop's or if's label (each br_table label
+	// counted) and its end, or a function's returns
+	// ([Options.MaxLabelBranches]).
+	LimitLabelBranches = "label_branches"
 	// LimitMemoryPages is the memory's initial size in pages
 	// ([Options.MaxMemoryPages]).
 	LimitMemoryPages = "memory_pages"

@@ -54,6 +54,17 @@ const (
 	// many functions, labels cost about 5 µs each.
 	DefaultMaxFunctionBrTableTargets = 32_768
 	DefaultMaxBrTableTargets         = 2_000_000
+	// wazero's compiler walks its dominator tree from every basic block
+	// (see LimitDominatorDepths): 10,000 loops in a row, each with its
+	// metering test, compile in 18 s. The depths are capped at 40 times
+	// what the largest bundled function adds up to (393,392) and 8 times
+	// the largest bundled module (8,201,326); the worst runs at the caps
+	// compile in 0.05–0.4 s a function (docs/host.md).
+	DefaultMaxFunctionDominatorDepths = 16_000_000
+	DefaultMaxDominatorDepths         = 64_000_000
+	// A block's predecessors cost the compiler their square (addPred);
+	// the bundled modules have at most 3,278 ways into one label.
+	DefaultMaxLabelBranches = 32_768
 )
 
 // TableElementBytes is what wazero holds per table element: a uintptr for
@@ -102,6 +113,19 @@ type Options struct {
 	// MaxFunctionBrTableTargets does those of one function; zero means
 	// DefaultMaxBrTableTargets (LimitBrTableTargets).
 	MaxBrTableTargets uint64
+
+	// MaxFunctionDominatorDepths caps the depths of one function's basic
+	// blocks in its dominator tree, added up (see [LimitDominatorDepths]);
+	// zero means DefaultMaxFunctionDominatorDepths.
+	MaxFunctionDominatorDepths uint64
+
+	// MaxDominatorDepths caps the same sum over the whole module; zero
+	// means DefaultMaxDominatorDepths.
+	MaxDominatorDepths uint64
+
+	// MaxLabelBranches caps the ways into any one label (see
+	// [LimitLabelBranches]); zero means DefaultMaxLabelBranches.
+	MaxLabelBranches uint32
 
 	// MaxMemoryPages, when not zero, becomes the memory's maximum in pages
 	// if the declared maximum is larger or absent. A memory whose minimum
@@ -273,6 +297,13 @@ type Info struct {
 	// br_table's default label included; FunctionBrTableTargets is the
 	// most in one function.
 	BrTableTargets, FunctionBrTableTargets uint64
+	// DominatorDepths is the depths of the module's basic blocks added up
+	// (see [LimitDominatorDepths]); FunctionDominatorDepths is the most in
+	// one function.
+	DominatorDepths, FunctionDominatorDepths uint64
+	// LabelBranches is the most ways into one label (see
+	// [LimitLabelBranches]).
+	LabelBranches uint64
 	// TableElements is the sum of the tables' maxima in the output, and
 	// TableBytes what wazero holds when every table is at its maximum:
 	// TableElements × TableElementBytes, per instance. Imported tables
@@ -342,6 +373,15 @@ func (opts Options) withDefaults() Options {
 	}
 	if opts.MaxBrTableTargets == 0 {
 		opts.MaxBrTableTargets = DefaultMaxBrTableTargets
+	}
+	if opts.MaxFunctionDominatorDepths == 0 {
+		opts.MaxFunctionDominatorDepths = DefaultMaxFunctionDominatorDepths
+	}
+	if opts.MaxDominatorDepths == 0 {
+		opts.MaxDominatorDepths = DefaultMaxDominatorDepths
+	}
+	if opts.MaxLabelBranches == 0 {
+		opts.MaxLabelBranches = DefaultMaxLabelBranches
 	}
 	return opts
 }
@@ -758,10 +798,13 @@ func (m *module) encodeCode(p []byte, info *Info) ([]byte, error) {
 			return nil, fmt.Errorf("decoding code section: function %d: %w", fn, err)
 		}
 		info.FunctionBrTableTargets = max(info.FunctionBrTableTargets, mt.fnTargets)
+		info.FunctionDominatorDepths = max(info.FunctionDominatorDepths, mt.fnDepths)
+		info.LabelBranches = max(info.LabelBranches, mt.fnLabelBranches)
 		p = appendULEB(p, uint64(len(body)))
 		p = append(p, body...)
 	}
 	info.BrTableTargets = mt.moduleTargets
+	info.DominatorDepths = mt.moduleDepths
 	body = appendYieldBody(body[:0], fuel, stop, stop+1)
 	p = appendULEB(p, uint64(len(body)))
 	return append(p, body...), nil
