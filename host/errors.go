@@ -75,14 +75,16 @@ var (
 // stable: the loader reports them as the reason a module was refused
 // (docs/host.md, "Module limits").
 const (
-	LimitModuleBytes    = "module_bytes"     // the module's size, [MaxModuleBytes]
-	LimitFunctions      = "functions"        // functions, imported and defined, [Config.MaxFunctions]
-	LimitTables         = "tables"           // tables, [Config.MaxTables]
-	LimitTableElements  = "table_elements"   // one table's or all tables' initial size, [Config.MaxTableElements], [Config.MaxTotalTableElements]
-	LimitBrTableTargets = "br_table_targets" // br_table labels in one function or in all, [Config.MaxFunctionBrTableTargets], [Config.MaxBrTableTargets]
-	LimitMemoryPages    = "memory_pages"     // the memory's initial size in pages, [Config.MaxMemoryBytes]
-	LimitLocals         = "locals"           // one function's locals, 50,000
-	LimitBlockNesting   = "block_nesting"    // one function's block nesting, 16,384
+	LimitModuleBytes     = "module_bytes"     // the module's size, [MaxModuleBytes]
+	LimitFunctions       = "functions"        // functions, imported and defined, [Config.MaxFunctions]
+	LimitTables          = "tables"           // tables, [Config.MaxTables]
+	LimitTableElements   = "table_elements"   // one table's or all tables' initial size, [Config.MaxTableElements], [Config.MaxTotalTableElements]
+	LimitBrTableTargets  = "br_table_targets" // br_table labels in one function or in all, [Config.MaxFunctionBrTableTargets], [Config.MaxBrTableTargets]
+	LimitDominatorDepths = "dominator_depths" // basic blocks' dominator-tree depths added up, per function or in all, [Config.MaxFunctionDominatorDepths], [Config.MaxDominatorDepths]
+	LimitLabelBranches   = "label_branches"   // ways into one label, [Config.MaxLabelBranches]
+	LimitMemoryPages     = "memory_pages"     // the memory's initial size in pages, [Config.MaxMemoryBytes]
+	LimitLocals          = "locals"           // one function's locals, 50,000
+	LimitBlockNesting    = "block_nesting"    // one function's block nesting, 16,384
 )
 
 // LimitError is a module refused by [Runtime.Load] for being over one of its

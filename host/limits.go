@@ -9,12 +9,15 @@ import (
 // The defaults of the module structure limits in [Config]: see docs/host.md,
 // "Module limits", for what real modules use and what the limits guard.
 const (
-	DefaultMaxFunctions              = instrument.DefaultMaxFunctions
-	DefaultMaxTables                 = instrument.DefaultMaxTables
-	DefaultMaxTableElements          = instrument.DefaultMaxTableElements
-	DefaultMaxTotalTableElements     = instrument.DefaultMaxTotalTableElements
-	DefaultMaxFunctionBrTableTargets = instrument.DefaultMaxFunctionBrTableTargets
-	DefaultMaxBrTableTargets         = instrument.DefaultMaxBrTableTargets
+	DefaultMaxFunctions               = instrument.DefaultMaxFunctions
+	DefaultMaxTables                  = instrument.DefaultMaxTables
+	DefaultMaxTableElements           = instrument.DefaultMaxTableElements
+	DefaultMaxTotalTableElements      = instrument.DefaultMaxTotalTableElements
+	DefaultMaxFunctionBrTableTargets  = instrument.DefaultMaxFunctionBrTableTargets
+	DefaultMaxBrTableTargets          = instrument.DefaultMaxBrTableTargets
+	DefaultMaxFunctionDominatorDepths = instrument.DefaultMaxFunctionDominatorDepths
+	DefaultMaxDominatorDepths         = instrument.DefaultMaxDominatorDepths
+	DefaultMaxLabelBranches           = instrument.DefaultMaxLabelBranches
 )
 
 // TableElementBytes is what an instance holds per table element; a

@@ -18,6 +18,8 @@ func TestLimitNames(t *testing.T) {
 		{host.LimitTables, instrument.LimitTables},
 		{host.LimitTableElements, instrument.LimitTableElements},
 		{host.LimitBrTableTargets, instrument.LimitBrTableTargets},
+		{host.LimitDominatorDepths, instrument.LimitDominatorDepths},
+		{host.LimitLabelBranches, instrument.LimitLabelBranches},
 		{host.LimitMemoryPages, instrument.LimitMemoryPages},
 		{host.LimitLocals, instrument.LimitLocals},
 		{host.LimitBlockNesting, instrument.LimitBlockNesting},
@@ -68,6 +70,32 @@ func brTableBody(labels int) []byte {
 	return append(code, 0x0b, 0x0b)
 }
 
+// runBody is a function body of n units in a row: (i32.const 0; if; end)
+// for "if", (i32.const 0; br_if 0) inside one block for "br_if", (loop;
+// end) for "loop".
+func runBody(kind string, n int) []byte {
+	var unit []byte
+	switch kind {
+	case "if":
+		unit = []byte{0x41, 0, 0x04, 0x40, 0x0b}
+	case "br_if":
+		unit = []byte{0x41, 0, 0x0d, 0}
+	case "loop":
+		unit = []byte{0x03, 0x40, 0x0b}
+	}
+	code := []byte{0}
+	if kind == "br_if" {
+		code = append(code, 0x02, 0x40)
+	}
+	for i := 0; i < n; i++ {
+		code = append(code, unit...)
+	}
+	if kind == "br_if" {
+		code = append(code, 0x0b)
+	}
+	return append(code, 0x0b)
+}
+
 func wantLimit(t *testing.T, err error, limit string, value, max uint64) {
 	t.Helper()
 	var le *host.LimitError
@@ -109,6 +137,22 @@ func TestModuleStructureLimits(t *testing.T) {
 			limit: host.LimitTables, value: 1000, max: host.DefaultMaxTables},
 		{name: "tables over the total", wasm: hostile(t, "table_charge"), cfg: host.Config{MaxTotalTableElements: 999_999},
 			limit: host.LimitTableElements, value: 1_000_000, max: 999_999},
+		{name: "if-run fixture", wasm: hostile(t, "if_run_bomb"), cfg: host.Config{MaxFunctionDominatorDepths: 100_000},
+			limit: host.LimitDominatorDepths, value: 100_039, max: 100_000},
+		{name: "br_if fixture", wasm: hostile(t, "br_if_bomb"), cfg: host.Config{MaxLabelBranches: 300},
+			limit: host.LimitLabelBranches, value: 301, max: 300},
+		// The compile bombs of issue 11: 20,000 ifs in a row compiled in
+		// 10 s, 40,000 br_ifs to one block in 27 s; 10,000 loops in 18 s.
+		{name: "20,000 ifs in a row", wasm: funcsModule(1, runBody("if", 20_000)),
+			limit: host.LimitDominatorDepths, value: 16_001_954, max: host.DefaultMaxFunctionDominatorDepths},
+		{name: "40,000 br_ifs to one block", wasm: funcsModule(1, runBody("br_if", 40_000)),
+			limit: host.LimitDominatorDepths, value: 16_002_000, max: host.DefaultMaxFunctionDominatorDepths},
+		{name: "10,000 loops in a row", wasm: funcsModule(1, runBody("loop", 10_000)),
+			limit: host.LimitDominatorDepths, value: 16_002_335, max: host.DefaultMaxFunctionDominatorDepths},
+		// Functions each within the limit, 1,460 loops in a row (which
+		// compile in about 0.2 s), add up over the module's.
+		{name: "loop runs over the module's total", wasm: funcsModule(5, runBody("loop", 1_460)),
+			limit: host.LimitDominatorDepths, value: 64_000_031, max: host.DefaultMaxDominatorDepths},
 		{name: "module over MaxModuleBytes", wasm: make([]byte, host.MaxModuleBytes+1),
 			limit: host.LimitModuleBytes, value: host.MaxModuleBytes + 1, max: host.MaxModuleBytes},
 	}
@@ -129,11 +173,11 @@ func TestModuleStructureLimits(t *testing.T) {
 	}
 }
 
-// The fixtures load under the default limits: the br_table and function
-// fixtures are well within them.
+// The fixtures load under the default limits: the br_table, function,
+// if-run and br_if fixtures are well within them.
 func TestModuleStructureWithinLimits(t *testing.T) {
 	r := newRuntime(t, host.Config{})
-	for _, name := range []string{"br_table_bomb", "function_bomb", "table_charge"} {
+	for _, name := range []string{"br_table_bomb", "function_bomb", "table_charge", "if_run_bomb", "br_if_bomb"} {
 		load(t, r, name).Close(context.Background())
 	}
 }
@@ -167,5 +211,29 @@ func TestImportedTableAndGlobalRefused(t *testing.T) {
 		if !errors.Is(err, host.ErrImport) || errors.Is(err, host.ErrModule) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Load(%s) = %v, want ErrImport naming %s", c.module, err, c.want)
 		}
+	}
+}
+
+// Modules at the dominator-depth limits load: four functions of 1,460
+// loops in a row, each within the function's limit and together within
+// the module's (63,991,812), the costliest run per depth measured; and
+// 1,999 br_ifs to one block, each a way into one label. The times logged
+// are the worst docs/host.md gives for a module within the limits.
+func TestModuleAtDominatorDepthLimitsLoads(t *testing.T) {
+	r := newRuntime(t, host.Config{})
+	for _, c := range []struct {
+		name string
+		wasm []byte
+	}{
+		{"4 × 1,460 loops", funcsModule(4, runBody("loop", 1_460))},
+		{"1,999 br_ifs", funcsModule(1, runBody("br_if", 1_999))},
+	} {
+		start := time.Now()
+		m, err := r.Load(context.Background(), c.wasm)
+		if err != nil {
+			t.Fatalf("Load(%s): %v", c.name, err)
+		}
+		t.Logf("%s: %d bytes loaded in %v", c.name, len(c.wasm), time.Since(start))
+		m.Close(context.Background())
 	}
 }

@@ -49,15 +49,18 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		return nil, &LimitError{Limit: LimitModuleBytes, Value: uint64(len(wasm)), Max: MaxModuleBytes, Where: "module"}
 	}
 	opts := instrument.Options{
-		ExportGlobals:             true,
-		MaxTableElements:          r.cfg.MaxTableElements,
-		MaxTotalTableElements:     r.cfg.MaxTotalTableElements,
-		MaxTables:                 r.cfg.MaxTables,
-		MaxFunctions:              r.cfg.MaxFunctions,
-		MaxFunctionBrTableTargets: r.cfg.MaxFunctionBrTableTargets,
-		MaxBrTableTargets:         r.cfg.MaxBrTableTargets,
-		MaxMemoryPages:            uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
-		InitialFuel:               startFuel,
+		ExportGlobals:              true,
+		MaxTableElements:           r.cfg.MaxTableElements,
+		MaxTotalTableElements:      r.cfg.MaxTotalTableElements,
+		MaxTables:                  r.cfg.MaxTables,
+		MaxFunctions:               r.cfg.MaxFunctions,
+		MaxFunctionBrTableTargets:  r.cfg.MaxFunctionBrTableTargets,
+		MaxBrTableTargets:          r.cfg.MaxBrTableTargets,
+		MaxFunctionDominatorDepths: r.cfg.MaxFunctionDominatorDepths,
+		MaxDominatorDepths:         r.cfg.MaxDominatorDepths,
+		MaxLabelBranches:           r.cfg.MaxLabelBranches,
+		MaxMemoryPages:             uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
+		InitialFuel:                startFuel,
 	}
 	enterPhase(ctx, PhaseInstrument)
 	rewritten, info, err := instrument.Rewrite(wasm, opts)

@@ -32,6 +32,14 @@ type Config struct {
 	MaxTotalTableElements     uint64
 	MaxFunctionBrTableTargets uint32
 	MaxBrTableTargets         uint64
+	// MaxFunctionDominatorDepths and MaxDominatorDepths cap the depths of
+	// the basic blocks the compiler makes of a function, in its dominator
+	// tree, added up per function and per module; MaxLabelBranches the
+	// ways into one label (br, br_if and br_table labels to it, its end,
+	// or a function's returns). The compiler's time grows with both.
+	MaxFunctionDominatorDepths uint64
+	MaxDominatorDepths         uint64
+	MaxLabelBranches           uint32
 	// NoPreinitialise makes every call run the module's _initialize instead
 	// of starting from a captured image (see [Module.Preinitialised]); for
 	// measurements and debugging.
