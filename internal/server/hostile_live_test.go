@@ -105,9 +105,14 @@ var hostileCases = []hostileCase{
 	// Structure bombs, refused before compiling.
 	{name: "br_table of 1,000,000 labels", drop: generated("br_table_1m", func() []byte { return funcsModule(1, brTableBody(1_000_000)) }), refused: []string{"module_limits/br_table_targets"}},
 	{name: "200,001 functions", drop: generated("functions_200k", func() []byte { return funcsModule(200_001, []byte{0, 0x0b}) }), refused: []string{"module_limits/functions"}},
+	{name: "20,000 ifs in a row", drop: generated("ifs_20k", func() []byte { return funcsModule(1, runBody("if", 20_000)) }), refused: []string{"module_limits/dominator_depths"}},
+	{name: "40,000 br_ifs to one block", drop: generated("br_ifs_40k", func() []byte { return funcsModule(1, runBody("br_if", 40_000)) }), refused: []string{"module_limits/dominator_depths", "module_limits/label_branches"}},
+	{name: "10,000 loops in a row", drop: generated("loops_10k", func() []byte { return funcsModule(1, runBody("loop", 10_000)) }), refused: []string{"module_limits/dominator_depths"}},
 	{name: "tables_bomb", drop: fixture("tables_bomb"), refused: []string{"module_limits/tables"}},
 	{name: "br_table_bomb under the defaults", drop: sidecarFixture("br_table_bomb", nil), listed: "br_table_bomb"},
 	{name: "function_bomb under the defaults", drop: sidecarFixture("function_bomb", nil), listed: "function_bomb"},
+	{name: "if_run_bomb under the defaults", drop: sidecarFixture("if_run_bomb", nil), listed: "if_run_bomb"},
+	{name: "br_if_bomb under the defaults", drop: sidecarFixture("br_if_bomb", nil), listed: "br_if_bomb"},
 	// Imports the host does not provide.
 	{name: "bad_import", drop: fixture("bad_import"), refused: []string{"import_refused"}},
 	{name: "imported_table", drop: fixture("imported_table"), refused: []string{"import_refused"}},
@@ -623,4 +628,30 @@ func brTableBody(labels int) []byte {
 	code := append([]byte{0, 0x02, 0x40, 0x41, 0, 0x0e}, uleb(uint64(labels-1))...)
 	code = append(code, make([]byte, labels)...)
 	return append(code, 0x0b, 0x0b)
+}
+
+// runBody is a function body of n ifs in a row, n br_ifs to one block, or
+// n loops in a row: the compile bombs of issue 11 (wazero's compile time
+// grows with basic blocks times their dominator-tree depth).
+func runBody(kind string, n int) []byte {
+	var unit []byte
+	switch kind {
+	case "if":
+		unit = []byte{0x41, 0, 0x04, 0x40, 0x0b}
+	case "br_if":
+		unit = []byte{0x41, 0, 0x0d, 0}
+	case "loop":
+		unit = []byte{0x03, 0x40, 0x0b}
+	}
+	code := []byte{0}
+	if kind == "br_if" {
+		code = append(code, 0x02, 0x40)
+	}
+	for range n {
+		code = append(code, unit...)
+	}
+	if kind == "br_if" {
+		code = append(code, 0x0b)
+	}
+	return append(code, 0x0b)
 }
