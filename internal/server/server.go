@@ -348,8 +348,8 @@ var ErrShutdownDeadline = errors.New("server: the shutdown's deadline passed bef
 // closes, requests in flight get until ctx's deadline less a cleanup
 // reserve to finish (then their connections are closed), the jobs stop,
 // the executor and the supervisor cancel and reap what is left within the
-// reserve, then the registry (abandoning the loads still running), the
-// runtime, the abuse log's flush and the store close.
+// reserve, the abuse log writes its pending rows, then the registry
+// (abandoning the loads still running), the runtime and the store close.
 //
 // With a deadline, Shutdown returns by it whatever a load, an item or a
 // request is doing: the reserve is the platform's cleanup budget, or half
@@ -453,6 +453,12 @@ func (s *Server) teardown(drain, cleanup context.Context, late bool) error {
 		}
 		cancel()
 	}
+	if s.abuse != nil {
+		// What the abuse log's writer has not stored yet is written
+		// within the cleanup budget, before abandoned loads can take
+		// what is left of it. No request records anything any more.
+		errs = append(errs, s.abuse.Shutdown(cctx))
+	}
 	if s.registry != nil {
 		// Loads still running are abandoned: Close returns promptly
 		// whatever they do, and waits for running items within cctx.
@@ -467,11 +473,6 @@ func (s *Server) teardown(drain, cleanup context.Context, late bool) error {
 	}
 	if s.runtime != nil {
 		errs = append(errs, s.runtime.Close(cctx))
-	}
-	if s.abuse != nil {
-		// What the abuse log's writer has not stored yet is written
-		// within the cleanup budget.
-		errs = append(errs, s.abuse.Shutdown(cctx))
 	}
 	if s.store != nil {
 		errs = append(errs, s.store.Close())
