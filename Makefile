@@ -52,8 +52,9 @@ bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
 
 ## bench-http: the overload benchmark over a real server on loopback: the
-## run and compute routes' peak, then twice the peak open-loop for
-## BENCH_HTTP_SECONDS, in enforce and report mode (docs/performance.md).
+## run and compute routes' peak, then open-loop for BENCH_HTTP_SECONDS at
+## twice what the quota admits (2xquota) and at twice the peak (2xpeak), in
+## enforce and report mode (docs/performance.md).
 BENCH_HTTP_SECONDS ?= 15
 bench-http: wasm
 	TOOLHOST_BENCH_HTTP=1 TOOLHOST_BENCH_SECONDS=$(BENCH_HTTP_SECONDS) $(GO) test -run='^$$' -bench='^BenchmarkOverload$$' -benchtime=1x -timeout=30m ./internal/server
