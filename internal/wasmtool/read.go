@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"toolhost/host"
 	"toolhost/internal/tooldef"
 )
@@ -81,31 +79,10 @@ func NoSuchFile(err error) bool {
 // too. Refusals are a *[LoadError]; other errors (a missing file,
 // permissions) are returned as the os package reports them.
 func readFile(path string, limit int64, tooLarge LoadReason) (*File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	f, size, modTime, err := openRegular(path, limit, tooLarge)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, &LoadError{Reason: NotRegular, Err: fmt.Errorf("%s is not a regular file (mode %#o)", path, st.Mode&unix.S_IFMT)}
-	}
-	if st.Size > limit {
-		unix.Close(fd)
-		return nil, &LoadError{Reason: tooLarge, Err: fmt.Errorf("%s: %d bytes is over the %d-byte limit", path, st.Size, limit)}
-	}
-	// A regular file's reads never block; clearing O_NONBLOCK keeps file
-	// systems that honour it for regular files (some FUSE ones) from
-	// answering EAGAIN, and os.NewFile from treating the file as pollable.
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "fcntl", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
@@ -114,5 +91,5 @@ func readFile(path string, limit int64, tooLarge LoadReason) (*File, error) {
 	if int64(len(data)) > limit {
 		return nil, &LoadError{Reason: tooLarge, Err: fmt.Errorf("%s grew over the %d-byte limit while it was read", path, limit)}
 	}
-	return &File{Data: data, Size: st.Size, ModTime: time.Unix(st.Mtim.Unix())}, nil
+	return &File{Data: data, Size: size, ModTime: modTime}, nil
 }
