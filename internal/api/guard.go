@@ -29,16 +29,12 @@ type AbuseLog interface {
 	Record(ctx context.Context, e abuse.Entry) error
 }
 
-// problemStoreBusy is the code of a 503 answered when the credential store
-// could not resolve the request's token or session in time.
-const problemStoreBusy = "tools.store.busy"
-
 // storeBusy answers 503 tools.store.busy with Retry-After: the database is
 // locked (by another process, say) and the request's credential is not in
 // memory. Anonymous callers and cached credentials never get it.
 func storeBusy(c *gin.Context) {
 	c.Header("Retry-After", "1")
-	writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: problemStoreBusy,
+	writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: contracts.ProblemStoreBusy,
 		Detail: "The credential store is busy; retry after the Retry-After."})
 }
 

@@ -43,7 +43,7 @@ const (
 	ProblemJobState         = "tools.job.state_conflict"
 	ProblemJobSignature     = "tools.job.signature_invalid"
 	ProblemJobsUnavailable  = "tools.job.unavailable"
-	ProblemJobStorageFull   = "tools.job.storage_full"
+	ProblemJobStorageFull   = contracts.ProblemStorageFull
 	problemJobInternalError = "internal_error"
 )
 
@@ -104,7 +104,7 @@ func (s *Server) jobsProblem(c *gin.Context, err error) {
 		// The database was locked past the request's budget (another
 		// process, say); the jobs subsystem changed nothing.
 		c.Header("Retry-After", "1")
-		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: problemStoreBusy,
+		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: contracts.ProblemStoreBusy,
 			Detail: "The job store is busy; nothing was changed. Retry after the Retry-After.", Retryable: new(true)})
 	case errors.As(err, &mbe):
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))

@@ -93,6 +93,8 @@ const (
 	ProblemFileType             = "tools.run.file_type"
 	ProblemFileNotFound         = "tools.run.file_not_found"
 	ProblemOverloaded           = "tools.run.overloaded"
+	ProblemStoreBusy            = "tools.store.busy"
+	ProblemStorageFull          = "tools.job.storage_full"
 	ProblemUnauthenticated      = "tools.caller.unauthenticated"
 	ProblemForbidden            = "tools.caller.forbidden"
 	ProblemQuotaExceeded        = "tools.caller.quota_exceeded"
@@ -112,6 +114,8 @@ var ProblemStatus = map[string]int{
 	ProblemFileType:             http.StatusUnsupportedMediaType,
 	ProblemFileNotFound:         http.StatusNotFound,
 	ProblemOverloaded:           http.StatusServiceUnavailable,
+	ProblemStoreBusy:            http.StatusServiceUnavailable,
+	ProblemStorageFull:          http.StatusInsufficientStorage,
 	ProblemUnauthenticated:      http.StatusUnauthorized,
 	ProblemForbidden:            http.StatusForbidden,
 	ProblemQuotaExceeded:        http.StatusTooManyRequests,
