@@ -110,10 +110,12 @@ func (i interruptSignal) Error() string { return "guest interrupted: " + i.err.E
 // instrument.YieldFuel of fuel. A function listener on that one function
 // (wazero's experimental listener API: a listener is compiled into the
 // functions it is returned for, and into no other) runs checkStop there,
-// on the guest's goroutine. Unlike the stop global, which the host can set
-// only once it holds the instance, the listener finds the call's state in
-// the context and so also ends a start function, which runs inside
-// InstantiateModule, and the template's _initialize.
+// on the guest's goroutine; it is the only way the host ends running guest
+// code (host functions check the context themselves). Unlike a stop flag in
+// the instance (the instrumenter exported one before issue 11), which the
+// host could set only once it held the instance, the listener finds the
+// call's state in the context and so also ends a start function, which runs
+// inside InstantiateModule, and the template's _initialize.
 
 // yieldListener stops a guest at its yield when its call's context is
 // done.

@@ -46,7 +46,6 @@ const (
 	opSelect       = 0x1b
 	opI32Const     = 0x41
 	opI64Const     = 0x42
-	opI64Eqz       = 0x50
 	opI64LtS       = 0x53
 	opI64GeS       = 0x59
 	opMemoryGrow   = 0x40
@@ -898,7 +897,6 @@ func (mt *meter) appendYield(dst []byte) []byte {
 // (none): what a test runs when the count is below the floor.
 //
 //	i32.const 0; memory.grow 0; drop
-//	global.get $stop; i64.eqz; if; else; unreachable; end
 //	global.get $fuel; i64.const 0; i64.lt_s; if; unreachable; end
 //	global.get $fuel; i64.const slice; i64.sub; i64.const 0
 //	global.get $fuel; i64.const slice; i64.ge_s; select; global.set $floor
@@ -906,13 +904,12 @@ func (mt *meter) appendYield(dst []byte) []byte {
 //
 // Growing memory by nothing does nothing but leave the compiled code for
 // the engine's own (Go) code and come back: the one place a Go runtime
-// can stop the goroutine, for a garbage collection among others.
-func appendYieldBody(dst []byte, fuel, stop, floor uint32) []byte {
+// can stop the goroutine, for a garbage collection among others. The host
+// interrupts a guest in a listener on this function, before its body runs
+// (see [YieldFuel]).
+func appendYieldBody(dst []byte, fuel, floor uint32) []byte {
 	dst = append(dst, 0) // no locals
 	dst = append(dst, opI32Const, 0, opMemoryGrow, 0, opDrop)
-	dst = append(dst, opGlobalGet)
-	dst = appendULEB(dst, uint64(stop))
-	dst = append(dst, opI64Eqz, opIf, blockEmpty, opElse, opUnreachable, opEnd)
 	dst = append(dst, opGlobalGet)
 	dst = appendULEB(dst, uint64(fuel))
 	dst = append(dst, opI64Const, 0, opI64LtS, opIf, blockEmpty, opUnreachable, opEnd)

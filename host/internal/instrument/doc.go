@@ -16,19 +16,20 @@
 //     global: it is below zero. Imported functions are not metered.
 //   - Yields and interruption. Every test compares the count with a floor
 //     global (unexported) instead of zero; below it the test calls a yield
-//     function the rewriter appends. The yield grows memory by nothing,
-//     which leaves the compiled code for the engine's Go code and comes back
-//     (the one place a Go runtime can stop the goroutine, for a garbage
-//     collection among others); traps if the host has set the stop global,
-//     exported as [StopGlobal]; traps if the count is below zero (fuel
-//     exhaustion, exactly as before); and sets the floor [YieldFuel] below
-//     the count, or to zero. The floor starts above any count, so the first
-//     test yields. So a guest yields, and sees a stop, at least once per
-//     YieldFuel of fuel, and the host interrupts a running instance from any
-//     goroutine by setting the stop global; the fuel global then is not
-//     below zero, which tells the interruption from exhaustion.
+//     function the rewriter appends after all others (its index is
+//     [Info.Functions]). The yield grows memory by nothing, which leaves the
+//     compiled code for the engine's Go code and comes back (the one place a
+//     Go runtime can stop the goroutine, for a garbage collection among
+//     others); traps if the count is below zero (fuel exhaustion, exactly as
+//     before); and sets the floor [YieldFuel] below the count, or to zero.
+//     The floor starts above any count, so the first test yields. So a guest
+//     calls its yield at least once per YieldFuel of fuel, and that call is
+//     where the host interrupts it: a function listener on the yield (the
+//     host compiles one into that function alone) ends the call, with the
+//     fuel global not below zero, which tells the interruption from
+//     exhaustion. The rewritten module itself has no stop flag.
 //   - Indices preserved. No function, global, table, memory, type, element
-//     or data index moves: the fuel, stop and floor globals come after all
+//     or data index moves: the fuel and floor globals come after all
 //     existing globals, the yield function after all functions and its type
 //     () → () after all types, a module with code and no memory is given
 //     one (0 pages, at most 0) for the yield to grow, metering uses at most

@@ -12,22 +12,21 @@ import (
 
 // FuelGlobal is the export name of the fuel global: a mutable i64 the host
 // sets to the budget before a call and reads after it. A value below zero
-// after a trap means the trap was fuel exhaustion.
+// after a trap means the trap was fuel exhaustion. The guest's own code
+// cannot address it, nor the floor global after it.
 const FuelGlobal = "toolhost.fuel"
 
-// StopGlobal is the export name of the stop global: a mutable i64, 0 in a
-// new instance. The host sets it to 1, from any goroutine, to end a running
-// instance: the guest traps at its next yield (see [YieldFuel]). The fuel
-// global is then not below zero, which tells the interruption from fuel
-// exhaustion. The guest cannot address either global.
-const StopGlobal = "toolhost.stop"
-
-// YieldFuel is how much fuel a guest uses between two yields. At a yield
-// the guest leaves the compiled code for the engine's own and comes back
-// (it grows its memory by nothing), which lets the Go runtime stop it for a
-// garbage collection, and then traps if the stop global is set or the fuel
-// is spent. A guest that never calls out therefore stalls a collection,
-// and outlives a stop, by at most the time it takes to use YieldFuel.
+// YieldFuel is how much fuel a guest uses between two calls of its yield
+// function, the function Rewrite appends after all others (its index is
+// Info.Functions). At a yield the guest leaves the compiled code for the
+// engine's own and comes back (it grows its memory by nothing), which lets
+// the Go runtime stop it for a garbage collection, and then traps if the
+// fuel is spent. The yield is also where a host interrupts a running guest:
+// a function listener on it (the host's, compiled into that one function)
+// can end the call, and the fuel global is then not below zero, which tells
+// the interruption from fuel exhaustion. A guest that never calls out
+// therefore stalls a collection, and outlives an interruption, by at most
+// the time it takes to use YieldFuel.
 const YieldFuel = 1 << 20
 
 // GlobalExportPrefix starts the export names given to defined globals by
@@ -280,13 +279,12 @@ type Info struct {
 	Exports []Export // the input module's exports, in order
 	Memory  *Memory  // nil when the module has no memory
 	Tables  []Table  // defined tables
-	Globals []Global // the input module's globals; the fuel and stop globals are not listed
+	Globals []Global // the input module's globals; the fuel and floor globals are not listed
 
 	// FuelGlobal is the index of the fuel global, exported as FuelGlobal:
-	// after the imported and defined globals. StopGlobal, exported as
-	// StopGlobal, comes right after it, then the unexported floor global,
-	// the count below which a test yields.
-	FuelGlobal, StopGlobal uint32
+	// after the imported and defined globals. The unexported floor global,
+	// the count below which a test yields, comes right after it.
+	FuelGlobal uint32
 	// MeteredFunctions is the number of function bodies instrumented (the
 	// defined functions; imported functions are not metered).
 	MeteredFunctions int
@@ -515,7 +513,7 @@ func (m *module) plan(opts Options) (Info, error) {
 			return info, err
 		}
 	}
-	info.FuelGlobal, info.StopGlobal = globalIndex, globalIndex+1
+	info.FuelGlobal = globalIndex
 	info.MeteredFunctions = len(m.funcTypes)
 	info.Functions = int(m.numFuncs())
 	info.DroppedCustomSections = m.droppedCust
@@ -731,7 +729,7 @@ func (m *module) encodeMemories(p []byte) []byte {
 }
 
 func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
-	p = appendULEB(p, uint64(len(m.globals)+3))
+	p = appendULEB(p, uint64(len(m.globals)+2))
 	for i, g := range m.globals {
 		p = appendGlobalType(p, g.globalType)
 		if opts.Image != nil {
@@ -744,8 +742,6 @@ func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
 	p = append(p, opI64Const)
 	p = appendSLEB(p, opts.InitialFuel)
 	p = append(p, opEnd)
-	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
-	p = append(p, opI64Const, 0, opEnd) // stop
 	// The floor starts above any count, so that the first test yields and
 	// sets it from the fuel the host gave.
 	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
@@ -761,7 +757,7 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 			added++
 		}
 	}
-	p = appendULEB(p, uint64(len(m.exports)+2+added))
+	p = appendULEB(p, uint64(len(m.exports)+1+added))
 	appendExport := func(name string, kind ExternKind, index uint32) {
 		p = appendName(p, name)
 		p = append(p, byte(kind))
@@ -771,7 +767,6 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 		appendExport(e.Name, e.Kind, e.Index)
 	}
 	appendExport(FuelGlobal, KindGlobal, info.FuelGlobal)
-	appendExport(StopGlobal, KindGlobal, info.StopGlobal)
 	for _, g := range info.Globals {
 		if !g.Imported && strings.HasPrefix(g.Export, GlobalExportPrefix) {
 			appendExport(g.Export, KindGlobal, g.Index)
@@ -783,9 +778,9 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 // encodeCode writes the code section: the metered bodies, then the yield
 // function's. It records the br_table counts in info.
 func (m *module) encodeCode(p []byte, info *Info) ([]byte, error) {
-	fuel, stop := info.FuelGlobal, info.StopGlobal
+	fuel, floor := info.FuelGlobal, info.FuelGlobal+1
 	p = appendULEB(p, uint64(len(m.code)+1))
-	mt := &meter{m: m, fuel: fuel, floor: stop + 1, yield: m.numFuncs(), mode: m.mode}
+	mt := &meter{m: m, fuel: fuel, floor: floor, yield: m.numFuncs(), mode: m.mode}
 	var body []byte
 	for i, b := range m.code {
 		fn := m.importedFuncs + uint32(i)
@@ -805,7 +800,7 @@ func (m *module) encodeCode(p []byte, info *Info) ([]byte, error) {
 	}
 	info.BrTableTargets = mt.moduleTargets
 	info.DominatorDepths = mt.moduleDepths
-	body = appendYieldBody(body[:0], fuel, stop, stop+1)
+	body = appendYieldBody(body[:0], fuel, floor)
 	p = appendULEB(p, uint64(len(body)))
 	return append(p, body...), nil
 }

@@ -2,15 +2,19 @@ package instrument
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"math"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 const plenty = int64(1) << 40
@@ -230,7 +234,6 @@ func TestIndicesPreserved(t *testing.T) {
 	}
 	if got := mo.exports[len(mi.exports):]; !reflect.DeepEqual(got, []Export{
 		{Name: FuelGlobal, Kind: KindGlobal, Index: 4},
-		{Name: StopGlobal, Kind: KindGlobal, Index: 5},
 	}) {
 		t.Errorf("added exports %v", got)
 	}
@@ -543,11 +546,12 @@ func TestCompiles(t *testing.T) {
 }
 
 // TestStopInterrupts runs a loop that never calls out, in both metering
-// forms (spin keeps the count in the global, tight in a local): a garbage
-// collection completes while it runs (it yields to the Go runtime), and
-// raising the stop global ends it at a yield with the fuel global not below
-// zero, told from exhaustion. Were either broken, spin would run out of fuel
-// and count would return.
+// forms (spin keeps the count in the global, tight in a local), compiled
+// with a function listener on the yield function alone, as the host does:
+// a garbage collection completes while it runs (it yields to the Go
+// runtime), and the listener, once told to stop, ends it at a yield with
+// the fuel global not below zero, told from exhaustion. Were either broken,
+// spin would run out of fuel and count would return.
 func TestStopInterrupts(t *testing.T) {
 	for _, tt := range []struct {
 		file, fn string
@@ -557,16 +561,19 @@ func TestStopInterrupts(t *testing.T) {
 		{"tight.wasm", "count", []uint64{math.MaxUint32}}, // seconds of iterations
 	} {
 		t.Run(tt.fn, func(t *testing.T) {
-			out, _ := mustRewrite(t, readTestdata(t, tt.file), Options{})
-			in := instantiate(t, out)
+			out, info := mustRewrite(t, readTestdata(t, tt.file), Options{})
+			ctx, rt := newRuntime(t)
+			l := &stopListener{}
+			cm, err := rt.CompileModule(experimental.WithFunctionListenerFactory(ctx, yieldListeners{uint32(info.Functions), l}), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mod, err := rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithName(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := &instance{t: t, ctx: ctx, rt: rt, mod: mod}
 			in.setFuel(1 << 33) // seconds of fuel
-			stop, ok := in.mod.ExportedGlobal(StopGlobal).(api.MutableGlobal)
-			if !ok {
-				t.Fatalf("no mutable global %q", StopGlobal)
-			}
-			if stop.Get() != 0 {
-				t.Fatalf("stop global starts at %d, want 0", stop.Get())
-			}
 			done := make(chan error, 1)
 			go func() {
 				_, err := in.call(tt.fn, tt.args...)
@@ -574,14 +581,53 @@ func TestStopInterrupts(t *testing.T) {
 			}()
 			time.Sleep(20 * time.Millisecond) // let it start
 			runtime.GC()
-			stop.Set(1)
-			err := <-done
-			if err == nil || !strings.Contains(err.Error(), "unreachable") {
-				t.Fatalf("%s ended with %v, want the stop trap", tt.fn, err)
+			if l.yields.Load() == 0 {
+				t.Errorf("%s ran 20 ms without a yield", tt.fn)
+			}
+			l.stop.Store(true)
+			err = <-done
+			if !errors.Is(err, errStopped) {
+				t.Fatalf("%s ended with %v, want the listener's stop", tt.fn, err)
 			}
 			if f := in.fuel(); f < 0 {
 				t.Errorf("fuel %d after an interruption, want it not below zero", f)
 			}
 		})
 	}
+}
+
+// errStopped is what stopListener ends a call with.
+var errStopped = errors.New("stopped at a yield")
+
+// stopListener counts the yields and, once stop is set, ends the call at
+// the next one, as the host's listener does when the call's context is
+// done.
+type stopListener struct {
+	yields atomic.Int64
+	stop   atomic.Bool
+}
+
+func (l *stopListener) Before(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
+	l.yields.Add(1)
+	if l.stop.Load() {
+		panic(errStopped)
+	}
+}
+
+func (*stopListener) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {}
+
+func (*stopListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {}
+
+// yieldListeners returns l for the function of index yield, defined with
+// no parameters and no results, and no listener for any other.
+type yieldListeners struct {
+	yield uint32
+	l     experimental.FunctionListener
+}
+
+func (f yieldListeners) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
+	if _, _, imported := def.Import(); def.Index() == f.yield && !imported && len(def.ParamTypes()) == 0 && len(def.ResultTypes()) == 0 {
+		return f.l
+	}
+	return nil
 }

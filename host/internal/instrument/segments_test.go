@@ -222,13 +222,14 @@ func TestMeteringPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.StopGlobal > 0x7f {
-		t.Fatalf("stop global %d: not one byte", info.StopGlobal)
+	floor := info.FuelGlobal + 1
+	if floor > 0x7f {
+		t.Fatalf("floor global %d: not one byte", floor)
 	}
 	// A metering point is a charge or, where a point charges nothing, a
 	// test alone.
 	charge := []byte{opGlobalGet, byte(info.FuelGlobal), opI64Const}
-	test := []byte{opGlobalGet, byte(info.FuelGlobal), opGlobalGet, byte(info.StopGlobal + 1)} // the floor
+	test := []byte{opGlobalGet, byte(info.FuelGlobal), opGlobalGet, byte(floor)}
 	want := map[string]int{
 		"pick":  3, // entry, then, else
 		"clamp": 4, // entry, then, added else, after $b
