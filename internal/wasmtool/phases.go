@@ -18,13 +18,18 @@ type phaseClock struct {
 	changed   chan struct{} // signalled when the phase changes
 	finished  bool          // the work returned
 	abandoned bool          // the caller gave up on it
+	obs       *Observer     // told of each phase and of the abandon
 }
 
 // enter starts phase with its deadline.
 func (c *phaseClock) enter(phase string, timeout time.Duration) {
 	c.mu.Lock()
+	again := c.phase == phase // runPhases enters the first phase, then host does
 	c.phase, c.deadline = phase, time.Now().Add(timeout)
 	c.mu.Unlock()
+	if !again {
+		c.obs.phase(phase, timeout)
+	}
 	select {
 	case c.changed <- struct{}{}:
 	default:
@@ -40,7 +45,8 @@ func (c *phaseClock) current() (string, time.Time) {
 
 // abandon gives up on the work unless it has finished or, when phase is
 // set, moved past phase or got a later deadline. It reports whether the
-// work is now abandoned.
+// work is now abandoned, and tells the observer under c.mu, so that its
+// Abandoned is called before the goroutine's finish can report Released.
 func (c *phaseClock) abandon(phase string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -51,6 +57,7 @@ func (c *phaseClock) abandon(phase string) bool {
 		return false
 	}
 	c.abandoned = true
+	c.obs.abandoned(c.phase)
 	return true
 }
 
@@ -69,17 +76,20 @@ func (c *phaseClock) finish() (abandoned bool) {
 // outlasts the phase's timeout (a LoadTimeout naming the phase) or when
 // ctx ends (ctx's error). Abandoned work has its context cancelled, keeps
 // its slot until it returns, and its outcome is passed to discard when
-// work reports no error.
+// work reports no error. The context's [Observer], if any, is told of
+// the wait for a slot, of each phase, and of the abandon and the release.
 func runPhases[T any](l *Loader, ctx context.Context, first string,
 	work func(ctx context.Context, enter func(phase string)) (T, error), discard func(T)) (T, error) {
 	var zero T
+	obs := observerOf(ctx)
+	obs.phase(PhaseQueued, 0)
 	select {
 	case l.slots <- struct{}{}:
 	case <-ctx.Done():
 		return zero, fmt.Errorf("waiting for a load slot: %w", ctx.Err())
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	clock := &phaseClock{changed: make(chan struct{}, 1)}
+	clock := &phaseClock{changed: make(chan struct{}, 1), obs: obs}
 	clock.enter(first, l.timeout(first))
 	<-clock.changed
 	type outcome struct {
@@ -88,10 +98,18 @@ func runPhases[T any](l *Loader, ctx context.Context, first string,
 	}
 	done := make(chan outcome, 1)
 	go func() {
+		abandoned := false
+		defer func() {
+			// Told once the slot is back: abandoned work is bounded by
+			// MaxLoads until then.
+			if abandoned {
+				obs.released()
+			}
+		}()
 		defer func() { <-l.slots }()
 		defer cancel()
 		v, err := work(wctx, func(phase string) { clock.enter(phase, l.timeout(phase)) })
-		if clock.finish() {
+		if abandoned = clock.finish(); abandoned {
 			if err == nil {
 				discard(v)
 			}
