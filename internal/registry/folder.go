@@ -151,9 +151,10 @@ func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 			j := r.loading[name]
 			if j == nil || j.stamp != st || (retryFailed && !j.retry) {
 				if j != nil {
-					j.stale = true // superseded: its outcome is discarded
+					j.supersede() // its outcome is discarded
 				}
 				j = &loadJob{name: name, stamp: st, old: old, retry: retryFailed, done: make(chan struct{})}
+				j.ctx, j.cancel = context.WithCancel(r.loadCtx)
 				r.loading[name] = j
 				r.jobs.Add(1)
 				go r.runJob(j)
@@ -166,7 +167,7 @@ func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 	}
 	for name, j := range r.loading {
 		if _, ok := seen[name]; !ok {
-			j.stale = true // removed, or no longer settled
+			j.supersede() // removed, or no longer settled
 			delete(r.loading, name)
 		}
 	}
@@ -286,9 +287,21 @@ type loadJob struct {
 
 	done chan struct{} // closed once the outcome is recorded or discarded
 
+	// ctx ends when the load is superseded or the registry closes, so
+	// that its work stops (or is abandoned) instead of running on to its
+	// deadlines for an outcome nobody wants.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	// Guarded by r.mu.
 	stale     bool // superseded, removed, or the registry closed: discard the outcome
 	unsettled bool // the file changed while it was read
+}
+
+// supersede marks the job stale and ends its context. r.mu is held.
+func (j *loadJob) supersede() {
+	j.stale = true
+	j.cancel()
 }
 
 // loaded is what a load job produced, before it is recorded.
@@ -303,19 +316,26 @@ type loaded struct {
 	read      time.Time
 }
 
-// runJob runs a load job and records its outcome.
+// runJob runs a load job and records its outcome. The job is listed in
+// r.progress (Registry.Loading) from its start until it returns and no
+// work it abandoned holds a loader slot.
 func (r *Registry) runJob(j *loadJob) {
 	defer r.jobs.Done()
-	out := r.loadOne(j)
+	defer j.cancel()
+	obs, end := r.progress.begin(j.name)
+	out := r.loadOne(wasmtool.WithObserver(j.ctx, obs), j)
+	// Listed until its outcome is recorded (and published, unless a
+	// discovery waiting for it publishes it).
 	r.finish(j, out)
+	end()
 }
 
 // loadOne reads a settled file and loads it unless its content hashes to
 // the loaded one, within the registry's bound on loads holding file bytes.
 // The stamp is taken again after reading: a file that changed meanwhile is
-// not loaded. It runs without r.mu.
-func (r *Registry) loadOne(j *loadJob) loaded {
-	ctx := r.loadCtx
+// not loaded. ctx is the job's, carrying its observer. It runs without
+// r.mu.
+func (r *Registry) loadOne(ctx context.Context, j *loadJob) loaded {
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():

@@ -41,6 +41,9 @@ type Registry struct {
 	jobs     sync.WaitGroup
 	slots    chan struct{}
 	kick     chan struct{}
+	// progress lists the load jobs running and the work they abandoned
+	// (Loading); it has its own lock.
+	progress loads
 
 	// open counts modules whose Tool is not closed yet; drained is closed
 	// when it reaches zero (created by a Close waiting for it).
@@ -136,7 +139,7 @@ func (r *Registry) Close(ctx context.Context) error {
 		r.closed = true
 		r.loadStop()
 		for _, j := range r.loading {
-			j.stale = true
+			j.supersede()
 		}
 		for _, e := range r.entries {
 			if e.mod != nil {
