@@ -60,6 +60,10 @@ type Config struct {
 	Accounts Accounts
 	Executor Executor
 	Snapshot func() *registry.Snapshot
+	// Loading lists the tools folder's loads in progress
+	// (registry.Registry.Loading), for diagnostics and /readyz; nil lists
+	// none.
+	Loading func() []registry.Load
 	// Jobs is the jobs subsystem of the jobs routes and of job tools'
 	// runs; nil refuses them as unavailable.
 	Jobs *jobs.Service
@@ -163,15 +167,26 @@ func (s *Server) ready(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
 		return
 	}
+	// Loads in progress are reported, never a reason to be unready: the
+	// process listens first and publishes modules as they load.
+	checks := gin.H{}
+	if tc, ok := s.toolsCheck(); ok {
+		checks["tools"] = tc
+	}
 	// A full data folder: jobs are refused (507) and wait; the check
 	// names the folder (docs/jobs.md).
 	if s.cfg.Jobs != nil {
 		if st := s.cfg.Jobs.Storage(); st.Full {
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storage_full", "checks": gin.H{"storage": st}})
+			checks["storage"] = st
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storage_full", "checks": checks})
 			return
 		}
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	if len(checks) == 0 {
+		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
 }
 
 // principalKey is where authenticate leaves the caller's principal.

@@ -34,6 +34,7 @@ type Diagnostics struct {
 	Policy       policy.Platform       `json:"policy"`
 	Descriptors  []DiagnosedService    `json:"descriptors"`
 	Failures     []registry.Failure    `json:"failures"`
+	Loading      []LoadingModule       `json:"loading"` // loads in progress (loading.go); like Generation, beyond seed 000
 	Capabilities Capabilities          `json:"capabilities"`
 	Pool         executor.PoolSnapshot `json:"pool"`
 }
@@ -58,6 +59,7 @@ func (s *Server) diagnostics(c *gin.Context) {
 		Policy:       s.cfg.Platform,
 		Descriptors:  []DiagnosedService{},
 		Failures:     snap.Failures(),
+		Loading:      s.loading(time.Now()),
 		Capabilities: s.cfg.Capabilities,
 		Pool:         s.cfg.Executor.Pool(),
 	}

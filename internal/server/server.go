@@ -295,6 +295,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Accounts:    principals{s.accounts},
 		Executor:    s.executor,
 		Snapshot:    s.registry.Snapshot,
+		Loading:     s.registry.Loading,
 		Capabilities: api.Capabilities{
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
