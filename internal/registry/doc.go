@@ -57,7 +57,11 @@
 // publishes, unless a synchronous discovery is waiting for it: Open and
 // Reload wait up to Config.LoadWait, a live rescan up to Config.BatchWait,
 // then publish what is ready. So one slow module delays only itself, and
-// Close returns within its context whatever a load is doing.
+// Close returns within its context whatever a load is doing. A load whose
+// file is replaced or removed has its context ended. [Registry.Loading]
+// lists the loads in progress, each with the phase wasmtool reports
+// (wasmtool.Observer), and the abandoned ones until their work gives its
+// slot back; it has its own lock, so reading it never waits for a scan.
 //
 // # The settle rule
 //
