@@ -9,6 +9,7 @@ import (
 
 	"toolhost/host"
 	"toolhost/host/internal/instrument"
+	"toolhost/internal/testmodule"
 )
 
 // The host's limit names are the instrumenter's, which it passes on.
@@ -28,72 +29,6 @@ func TestLimitNames(t *testing.T) {
 			t.Errorf("host limit %q, instrument limit %q", c[0], c[1])
 		}
 	}
-}
-
-// A tiny module builder for the modules too large to commit as WAT.
-
-func uleb(v uint64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		if v >>= 7; v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func section(id byte, payload []byte) []byte {
-	return append(append([]byte{id}, uleb(uint64(len(payload)))...), payload...)
-}
-
-// funcsModule is a module of n () -> () functions, each with the body code
-// (its locals and final end included).
-func funcsModule(n int, code []byte) []byte {
-	funcs := uleb(uint64(n))
-	bodies := uleb(uint64(n))
-	for i := 0; i < n; i++ {
-		funcs = append(funcs, 0)
-		bodies = append(append(bodies, uleb(uint64(len(code)))...), code...)
-	}
-	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	wasm = append(wasm, section(1, []byte{1, 0x60, 0, 0})...)
-	wasm = append(wasm, section(3, funcs)...)
-	return append(wasm, section(10, bodies)...)
-}
-
-// brTableBody is a function body running a br_table of labels labels (its
-// default included), all to one block.
-func brTableBody(labels int) []byte {
-	code := append([]byte{0, 0x02, 0x40, 0x41, 0, 0x0e}, uleb(uint64(labels-1))...)
-	code = append(code, make([]byte, labels)...)
-	return append(code, 0x0b, 0x0b)
-}
-
-// runBody is a function body of n units in a row: (i32.const 0; if; end)
-// for "if", (i32.const 0; br_if 0) inside one block for "br_if", (loop;
-// end) for "loop".
-func runBody(kind string, n int) []byte {
-	var unit []byte
-	switch kind {
-	case "if":
-		unit = []byte{0x41, 0, 0x04, 0x40, 0x0b}
-	case "br_if":
-		unit = []byte{0x41, 0, 0x0d, 0}
-	case "loop":
-		unit = []byte{0x03, 0x40, 0x0b}
-	}
-	code := []byte{0}
-	if kind == "br_if" {
-		code = append(code, 0x02, 0x40)
-	}
-	for i := 0; i < n; i++ {
-		code = append(code, unit...)
-	}
-	if kind == "br_if" {
-		code = append(code, 0x0b)
-	}
-	return append(code, 0x0b)
 }
 
 func wantLimit(t *testing.T, err error, limit string, value, max uint64) {
@@ -125,13 +60,13 @@ func TestModuleStructureLimits(t *testing.T) {
 	}{
 		{name: "br_table fixture", wasm: hostile(t, "br_table_bomb"), cfg: host.Config{MaxFunctionBrTableTargets: 200},
 			limit: host.LimitBrTableTargets, value: 201, max: 200},
-		{name: "br_table of 1,000,000 labels", wasm: funcsModule(1, brTableBody(1_000_000)),
+		{name: "br_table of 1,000,000 labels", wasm: testmodule.Funcs(1, testmodule.BrTableBody(1_000_000)),
 			limit: host.LimitBrTableTargets, value: 1_000_000, max: host.DefaultMaxFunctionBrTableTargets},
-		{name: "br_tables over the module's total", wasm: funcsModule(200, brTableBody(10_001)),
+		{name: "br_tables over the module's total", wasm: testmodule.Funcs(200, testmodule.BrTableBody(10_001)),
 			limit: host.LimitBrTableTargets, value: 2_000_200, max: host.DefaultMaxBrTableTargets},
 		{name: "function fixture", wasm: hostile(t, "function_bomb"), cfg: host.Config{MaxFunctions: 300},
 			limit: host.LimitFunctions, value: 301, max: 300},
-		{name: "functions over the default", wasm: funcsModule(host.DefaultMaxFunctions+1, []byte{0, 0x0b}),
+		{name: "functions over the default", wasm: testmodule.Funcs(host.DefaultMaxFunctions+1, []byte{0, 0x0b}),
 			limit: host.LimitFunctions, value: host.DefaultMaxFunctions + 1, max: host.DefaultMaxFunctions},
 		{name: "1,000 tables of 100,000 funcrefs", wasm: hostile(t, "tables_bomb"),
 			limit: host.LimitTables, value: 1000, max: host.DefaultMaxTables},
@@ -143,15 +78,15 @@ func TestModuleStructureLimits(t *testing.T) {
 			limit: host.LimitLabelBranches, value: 301, max: 300},
 		// The compile bombs of issue 11: 20,000 ifs in a row compiled in
 		// 10 s, 40,000 br_ifs to one block in 27 s; 10,000 loops in 18 s.
-		{name: "20,000 ifs in a row", wasm: funcsModule(1, runBody("if", 20_000)),
+		{name: "20,000 ifs in a row", wasm: testmodule.Funcs(1, testmodule.RunBody("if", 20_000)),
 			limit: host.LimitDominatorDepths, value: 16_001_954, max: host.DefaultMaxFunctionDominatorDepths},
-		{name: "40,000 br_ifs to one block", wasm: funcsModule(1, runBody("br_if", 40_000)),
+		{name: "40,000 br_ifs to one block", wasm: testmodule.Funcs(1, testmodule.RunBody("br_if", 40_000)),
 			limit: host.LimitDominatorDepths, value: 16_002_000, max: host.DefaultMaxFunctionDominatorDepths},
-		{name: "10,000 loops in a row", wasm: funcsModule(1, runBody("loop", 10_000)),
+		{name: "10,000 loops in a row", wasm: testmodule.Funcs(1, testmodule.RunBody("loop", 10_000)),
 			limit: host.LimitDominatorDepths, value: 16_002_335, max: host.DefaultMaxFunctionDominatorDepths},
 		// Functions each within the limit, 1,460 loops in a row (which
 		// compile in about 0.2 s), add up over the module's.
-		{name: "loop runs over the module's total", wasm: funcsModule(5, runBody("loop", 1_460)),
+		{name: "loop runs over the module's total", wasm: testmodule.Funcs(5, testmodule.RunBody("loop", 1_460)),
 			limit: host.LimitDominatorDepths, value: 64_000_031, max: host.DefaultMaxDominatorDepths},
 		{name: "module over MaxModuleBytes", wasm: make([]byte, host.MaxModuleBytes+1),
 			limit: host.LimitModuleBytes, value: host.MaxModuleBytes + 1, max: host.MaxModuleBytes},
@@ -225,8 +160,8 @@ func TestModuleAtDominatorDepthLimitsLoads(t *testing.T) {
 		name string
 		wasm []byte
 	}{
-		{"4 × 1,460 loops", funcsModule(4, runBody("loop", 1_460))},
-		{"1,999 br_ifs", funcsModule(1, runBody("br_if", 1_999))},
+		{"4 × 1,460 loops", testmodule.Funcs(4, testmodule.RunBody("loop", 1_460))},
+		{"1,999 br_ifs", testmodule.Funcs(1, testmodule.RunBody("br_if", 1_999))},
 	} {
 		start := time.Now()
 		m, err := r.Load(context.Background(), c.wasm)

@@ -1,7 +1,6 @@
 package registry_test
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"slices"
@@ -173,7 +172,7 @@ func TestLoadingShowsAnAbandonedCompile(t *testing.T) {
 	// Four functions of 1,460 loops in a row: at the module's
 	// dominator-depth limit, accepted, about a second of compiling
 	// (docs/host.md).
-	writeFile(t, filepath.Join(dir, "slow.wasm"), funcsModule(4, loopsBody(1460)))
+	writeFile(t, filepath.Join(dir, "slow.wasm"), testmodule.Funcs(4, testmodule.RunBody("loop", 1460)))
 
 	refused := importFailed("slow.wasm", "load_timeout/compile")
 	var both bool
@@ -244,43 +243,4 @@ func TestSupersededLoadIsStopped(t *testing.T) {
 		return hasFailure(s, importFailed("first.wasm", "load_timeout/image"))
 	})
 	awaitNoLoad(t, r, "first.wasm")
-}
-
-// funcsModule is a module of n () -> () functions, each with the body
-// code (its locals and final end included).
-func funcsModule(n int, code []byte) []byte {
-	uleb := func(v uint64) []byte {
-		var b []byte
-		for {
-			c := byte(v & 0x7f)
-			if v >>= 7; v == 0 {
-				return append(b, c)
-			}
-			b = append(b, c|0x80)
-		}
-	}
-	section := func(id byte, payload []byte) []byte {
-		return append(append([]byte{id}, uleb(uint64(len(payload)))...), payload...)
-	}
-	funcs := uleb(uint64(n))
-	var bodies bytes.Buffer
-	bodies.Write(uleb(uint64(n)))
-	for range n {
-		funcs = append(funcs, 0)
-		bodies.Write(uleb(uint64(len(code))))
-		bodies.Write(code)
-	}
-	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	wasm = append(wasm, section(1, []byte{1, 0x60, 0, 0})...)
-	wasm = append(wasm, section(3, funcs)...)
-	return append(wasm, section(10, bodies.Bytes())...)
-}
-
-// loopsBody is a function body of n empty loops in a row.
-func loopsBody(n int) []byte {
-	code := []byte{0}
-	for range n {
-		code = append(code, 0x03, 0x40, 0x0b)
-	}
-	return append(code, 0x0b)
 }

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,11 +102,11 @@ var hostileCases = []hostileCase{
 	{name: "start_host_loop", drop: fixture("start_host_loop"), refused: []string{"load_timeout/image"}, within: liveImageTimeout},
 	{name: "start_loop", drop: fixture("start_loop"), refused: []string{"describe_failed/execution_limit", "load_timeout/describe"}, within: liveDescribeTimeout + 250*time.Millisecond},
 	// Structure bombs, refused before compiling.
-	{name: "br_table of 1,000,000 labels", drop: generated("br_table_1m", func() []byte { return funcsModule(1, brTableBody(1_000_000)) }), refused: []string{"module_limits/br_table_targets"}},
-	{name: "200,001 functions", drop: generated("functions_200k", func() []byte { return funcsModule(200_001, []byte{0, 0x0b}) }), refused: []string{"module_limits/functions"}},
-	{name: "20,000 ifs in a row", drop: generated("ifs_20k", func() []byte { return funcsModule(1, runBody("if", 20_000)) }), refused: []string{"module_limits/dominator_depths"}},
-	{name: "40,000 br_ifs to one block", drop: generated("br_ifs_40k", func() []byte { return funcsModule(1, runBody("br_if", 40_000)) }), refused: []string{"module_limits/dominator_depths", "module_limits/label_branches"}},
-	{name: "10,000 loops in a row", drop: generated("loops_10k", func() []byte { return funcsModule(1, runBody("loop", 10_000)) }), refused: []string{"module_limits/dominator_depths"}},
+	{name: "br_table of 1,000,000 labels", drop: generated("br_table_1m", func() []byte { return testmodule.Funcs(1, testmodule.BrTableBody(1_000_000)) }), refused: []string{"module_limits/br_table_targets"}},
+	{name: "200,001 functions", drop: generated("functions_200k", func() []byte { return testmodule.Funcs(200_001, []byte{0, 0x0b}) }), refused: []string{"module_limits/functions"}},
+	{name: "20,000 ifs in a row", drop: generated("ifs_20k", func() []byte { return testmodule.Funcs(1, testmodule.RunBody("if", 20_000)) }), refused: []string{"module_limits/dominator_depths"}},
+	{name: "40,000 br_ifs to one block", drop: generated("br_ifs_40k", func() []byte { return testmodule.Funcs(1, testmodule.RunBody("br_if", 40_000)) }), refused: []string{"module_limits/dominator_depths", "module_limits/label_branches"}},
+	{name: "10,000 loops in a row", drop: generated("loops_10k", func() []byte { return testmodule.Funcs(1, testmodule.RunBody("loop", 10_000)) }), refused: []string{"module_limits/dominator_depths"}},
 	{name: "tables_bomb", drop: fixture("tables_bomb"), refused: []string{"module_limits/tables"}},
 	{name: "br_table_bomb under the defaults", drop: sidecarFixture("br_table_bomb", nil), listed: "br_table_bomb"},
 	{name: "function_bomb under the defaults", drop: sidecarFixture("function_bomb", nil), listed: "function_bomb"},
@@ -585,73 +584,4 @@ func longName(n int) func(*testing.T, *rig) string {
 		}
 		return name
 	}
-}
-
-// A tiny module builder for the bombs too large to commit as WAT (the
-// same encoding as host/limits_test.go).
-
-func uleb(v uint64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		if v >>= 7; v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func section(id byte, payload []byte) []byte {
-	return append(append([]byte{id}, uleb(uint64(len(payload)))...), payload...)
-}
-
-// funcsModule is a module of n () -> () functions, each with the body code
-// (its locals and final end included).
-func funcsModule(n int, code []byte) []byte {
-	funcs := uleb(uint64(n))
-	var bodies bytes.Buffer
-	bodies.Write(uleb(uint64(n)))
-	for range n {
-		funcs = append(funcs, 0)
-		bodies.Write(uleb(uint64(len(code))))
-		bodies.Write(code)
-	}
-	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	wasm = append(wasm, section(1, []byte{1, 0x60, 0, 0})...)
-	wasm = append(wasm, section(3, funcs)...)
-	return append(wasm, section(10, bodies.Bytes())...)
-}
-
-// brTableBody is a function body running a br_table of labels labels (its
-// default included), all to one block.
-func brTableBody(labels int) []byte {
-	code := append([]byte{0, 0x02, 0x40, 0x41, 0, 0x0e}, uleb(uint64(labels-1))...)
-	code = append(code, make([]byte, labels)...)
-	return append(code, 0x0b, 0x0b)
-}
-
-// runBody is a function body of n ifs in a row, n br_ifs to one block, or
-// n loops in a row: the compile bombs of issue 11 (wazero's compile time
-// grows with basic blocks times their dominator-tree depth).
-func runBody(kind string, n int) []byte {
-	var unit []byte
-	switch kind {
-	case "if":
-		unit = []byte{0x41, 0, 0x04, 0x40, 0x0b}
-	case "br_if":
-		unit = []byte{0x41, 0, 0x0d, 0}
-	case "loop":
-		unit = []byte{0x03, 0x40, 0x0b}
-	}
-	code := []byte{0}
-	if kind == "br_if" {
-		code = append(code, 0x02, 0x40)
-	}
-	for range n {
-		code = append(code, unit...)
-	}
-	if kind == "br_if" {
-		code = append(code, 0x0b)
-	}
-	return append(code, 0x0b)
 }
