@@ -8,14 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"mime/multipart"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"toolhost/internal/contracts"
+	"toolhost/internal/jobs"
 )
 
 // The bounds of the bodies the run, jobs and legacy routes read (decided
@@ -314,4 +318,119 @@ func (s *Server) readToolsBody(c *gin.Context) ([]byte, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+// multipartBody is a multipart body whose leading fields have been read;
+// its file parts follow, the first of them (if any) in next.
+type multipartBody struct {
+	reader *multipart.Reader
+	body   *formBody
+	fields map[string][]byte
+	next   *multipart.Part
+	// done ends the reading of the body (openForm's release).
+	done func()
+}
+
+// readMultipartHead reads the leading fields of the multipart body b of c
+// within lim — parts named in lim.names (without names, every part that
+// is not a file), at most lim.maxFields of them, each at most
+// lim.fieldBytes and all together at most lim.totalBytes — up to its
+// first other part, which stays unread for uploads. The fields are read as
+// one phase of b: their bytes, headers included, are bounded before they
+// are buffered, and they must arrive at the minimum rate. On a refusal it
+// writes the problem.
+func (s *Server) readMultipartHead(c *gin.Context, b *formBody, lim formLimits) (*multipartBody, bool) {
+	r, err := c.Request.MultipartReader()
+	if err != nil {
+		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
+		return nil, false
+	}
+	mp := &multipartBody{reader: r, body: b, fields: map[string][]byte{}}
+	b.phase(lim.totalBytes + partSlackBytes)
+	var total int64
+	for {
+		p, err := r.NextPart()
+		if err == io.EOF {
+			return mp, true
+		}
+		if err != nil {
+			s.multipartProblem(c, err)
+			return nil, false
+		}
+		name := p.FormName()
+		if (lim.names != nil && !slices.Contains(lim.names, name)) || p.FileName() != "" {
+			mp.next = p
+			return mp, true
+		}
+		if _, dup := mp.fields[name]; dup {
+			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is repeated.", name))
+			return nil, false
+		}
+		if len(mp.fields) >= lim.maxFields {
+			toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The body has more than %d fields before its files.", lim.maxFields))
+			return nil, false
+		}
+		limit := min(lim.fieldBytes, lim.totalBytes-total)
+		v, err := io.ReadAll(io.LimitReader(p, limit+1))
+		if err != nil {
+			s.multipartProblem(c, err)
+			return nil, false
+		}
+		if int64(len(v)) > limit {
+			if limit < lim.fieldBytes {
+				toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The fields are over %d bytes together.", lim.totalBytes))
+			} else {
+				toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The field %q is over %d bytes.", name, lim.fieldBytes))
+			}
+			return nil, false
+		}
+		total += int64(len(v))
+		mp.fields[name] = v
+	}
+}
+
+// multipartProblem writes the refusal of a multipart body that could not
+// be read: the body's own refusal (408, 413), else a malformed body.
+func (s *Server) multipartProblem(c *gin.Context, err error) {
+	if !s.formRefused(c) {
+		s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
+	}
+}
+
+// uploads returns the file parts as the jobs subsystem reads them, one
+// after the other as they stream in, each a phase of the body of at most
+// maxBytes (the largest of the tool's file inputs) and its slack; a part
+// that names no file input of the tool ends the sequence with
+// errUnexpectedPart.
+func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[jobs.Upload, error] {
+	return func(yield func(jobs.Upload, error) bool) {
+		p := b.next
+		b.next = nil
+		for {
+			if p == nil {
+				b.body.phase(maxBytes + partSlackBytes)
+				var err error
+				p, err = b.reader.NextPart()
+				if err == io.EOF {
+					return
+				}
+				if err != nil {
+					yield(jobs.Upload{}, fmt.Errorf("%w: %w", errMultipart, err))
+					return
+				}
+			} else {
+				// The first file part's header was read with the fields;
+				// its content is a phase of its own.
+				b.body.phase(maxBytes + partSlackBytes)
+			}
+			if !slices.Contains(names, p.FormName()) {
+				yield(jobs.Upload{}, fmt.Errorf("%w: %q", errUnexpectedPart, p.FormName()))
+				return
+			}
+			if !yield(jobs.Upload{Name: p.FormName(), Content: p}, nil) {
+				return
+			}
+			p = nil
+		}
+	}
 }

@@ -1,0 +1,246 @@
+// The run route of a job tool: a job submitted, waited for up to wait_ms,
+// and answered as the run's outcome or as 202 with the job's Location.
+
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/contracts"
+	"toolhost/internal/jobs"
+	"toolhost/internal/registry"
+	"toolhost/internal/wire"
+)
+
+// runJobTool is the run route of a job tool: it submits a job of
+// run.job.type with input { ...input, ...run.job.preset, tool:
+// run.job.operation } and waits up to wait_ms for it to finish.
+func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contracts.Tool) {
+	if s.cfg.Jobs == nil {
+		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
+		return
+	}
+	if !s.admitJobTool(c, tool) {
+		return
+	}
+	// The tool is known from the route: the run is admitted before its
+	// body is read, so that what the caller makes the server read and
+	// buffer counts against its quota class and concurrency. Only an
+	// egress tool needs its input (the target) to be admitted.
+	var release func()
+	held := false
+	defer func() {
+		if held {
+			release()
+		}
+	}()
+	if !tool.Egress {
+		var ok bool
+		if release, ok = s.admit(c, tool, nil); !ok {
+			return
+		}
+		held = true
+	}
+	var (
+		input map[string]any
+		refs  []contracts.FileReference
+		wait  = DefaultRunWait
+		files iter.Seq2[jobs.Upload, error]
+		// formDone ends the reading of a form once its files are in.
+		formDone = func() {}
+	)
+	switch ct := c.ContentType(); {
+	case ct == "multipart/form-data":
+		mp, done, ok := s.openForm(c, tool.QuotaClass, s.jobFormLimits("input", "files", "wait_ms"))
+		if !ok {
+			return
+		}
+		defer done()
+		formDone = done
+		doc := map[string]any{}
+		raw, ok := mp.fields["input"]
+		if !ok {
+			raw = []byte("{}")
+		}
+		if doc["input"], ok = s.decodePart(c, "input", raw); !ok {
+			return
+		}
+		if raw, ok := mp.fields["files"]; ok {
+			if doc["files"], ok = s.decodePart(c, "files", raw); !ok {
+				return
+			}
+		}
+		if raw, ok := mp.fields["wait_ms"]; ok {
+			if doc["wait_ms"], ok = s.decodePart(c, "wait_ms", raw); !ok {
+				return
+			}
+		}
+		req, ok := s.checkRunRequest(c, doc)
+		if !ok {
+			return
+		}
+		input, refs, wait = runRequestParts(req, wait)
+		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
+	case ct == "application/json" || ct == "":
+		req, ok := s.readRunRequest(c)
+		if !ok {
+			return
+		}
+		input, refs, wait = runRequestParts(req, wait)
+	default:
+		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A run is application/json or multipart/form-data.")
+		return
+	}
+	jobInput := make(map[string]any, len(input)+len(tool.Run.Job.Preset)+1)
+	for k, v := range input {
+		jobInput[k] = v
+	}
+	for k, v := range tool.Run.Job.Preset {
+		jobInput[k] = v
+	}
+	jobInput["tool"] = tool.Run.Job.Operation
+	// The quota is spent at admission; the job's concurrency slots are
+	// held for its whole life (holdUntilFinal), not only while the route
+	// waits for it.
+	if !held {
+		var ok bool
+		if release, ok = s.admit(c, tool, input); !ok {
+			return
+		}
+		held = true
+	}
+	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
+	if !ok {
+		return
+	}
+	formDone() // the form's slot is not held while the run waits
+	held = false
+	s.holdUntilFinal(job, release)
+	job = s.await(c.Request.Context(), job, wait)
+	s.answerJobRun(c, tool, job)
+}
+
+// decodePart decodes a JSON field part of a multipart run.
+func (s *Server) decodePart(c *gin.Context, name string, raw []byte) (any, bool) {
+	v, err := wire.Decode(bytes.TrimSpace(raw), wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	if err != nil {
+		toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is not JSON: %s", name, jsonRefusal(err)))
+		return nil, false
+	}
+	return v, true
+}
+
+// runRequestParts returns the input, the file references and the wait of
+// a checked run request.
+func runRequestParts(req map[string]any, wait time.Duration) (map[string]any, []contracts.FileReference, time.Duration) {
+	input, _ := req["input"].(map[string]any)
+	var refs []contracts.FileReference
+	if raw, err := json.Marshal(req["files"]); err == nil {
+		_ = json.Unmarshal(raw, &refs)
+	}
+	if n, ok := req["wait_ms"].(json.Number); ok {
+		if ms, err := n.Int64(); err == nil {
+			wait = min(time.Duration(ms)*time.Millisecond, MaxRunWait)
+		}
+	}
+	return input, refs, wait
+}
+
+// holdUntilFinal holds a job's concurrency slots for its whole life: it
+// calls release once job reaches a final state, from a goroutine that
+// follows the job's events. The goroutine ends with the job, or when the
+// jobs subsystem closes (server shutdown), which releases the slots too;
+// it never outlives the jobs subsystem. When the job cannot be followed
+// (it is final already, or the subsystem is closing) release is called
+// at once. release must be safe to call more than once.
+func (s *Server) holdUntilFinal(job *jobs.Job, release func()) {
+	if job.State.Final() {
+		release()
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := s.cfg.Jobs.Subscribe(ctx, job.ID, job.Owner)
+	if err != nil {
+		cancel()
+		release()
+		return
+	}
+	go func() {
+		defer cancel()
+		defer release()
+		for ev := range ch {
+			if ev.Kind == jobs.EventState && ev.State.Final() {
+				return
+			}
+		}
+	}()
+}
+
+// await waits up to wait for job to reach a final state and returns it as
+// it is then. It stops early when the client leaves or the server drains.
+func (s *Server) await(ctx context.Context, job *jobs.Job, wait time.Duration) *jobs.Job {
+	if job.State.Final() || wait <= 0 {
+		return job
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	ch, err := s.cfg.Jobs.Subscribe(wctx, job.ID, job.Owner)
+	if err != nil {
+		return job
+	}
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				if j, err := s.cfg.Jobs.Get(context.WithoutCancel(ctx), job.ID, job.Owner); err == nil {
+					return j
+				}
+				return job
+			}
+			if ev.Kind == jobs.EventState && ev.Job != nil {
+				job = ev.Job
+				if ev.State.Final() {
+					return job
+				}
+			}
+		case <-s.drained:
+			return job
+		}
+	}
+}
+
+// answerJobRun answers a job tool's run with tools.run@1: 200 when the job
+// finished, else 202 with its Location.
+func (s *Server) answerJobRun(c *gin.Context, tool contracts.Tool, job *jobs.Job) {
+	d, err := s.document(c.Request.Context(), job)
+	if err != nil {
+		s.jobsProblem(c, err)
+		return
+	}
+	run := contracts.Run{ID: job.ID, Tool: tool.ID, Status: contracts.RunStatus(job.State),
+		Job: &contracts.JobLink{ID: job.ID, Location: contracts.JobLocation(job.ID)}}
+	status := http.StatusOK
+	switch job.State {
+	case jobs.Succeeded:
+		run.Result = d.Result
+		if run.Result == nil {
+			run.Result = json.RawMessage("{}")
+		}
+		run.Files = d.files
+	case jobs.Failed, jobs.Cancelled:
+		run.Error = d.Error
+		run.Files = d.files
+	default:
+		status = http.StatusAccepted
+		c.Header("Location", contracts.JobLocation(job.ID))
+	}
+	writeJSON(c, status, "application/json", run)
+}
