@@ -257,7 +257,7 @@ func (s *Service) requeue(ctx context.Context, tx *sql.Tx, r *jobRow) error {
 // with runs left is requeued; anything else fails with code. It returns the
 // state the job is left in.
 func (s *Service) interrupted(ctx context.Context, tx *sql.Tx, r *jobRow, code toolerr.Code) (State, error) {
-	h, ok := s.cfg.Handlers[r.typ]
+	h, ok := s.handler(r.typ)
 	switch {
 	case r.cancelRequested:
 		return Cancelled, s.finalize(ctx, tx, r.id, Cancelled, nil, nil)

@@ -19,6 +19,15 @@
 // failed or cancelled job again with the same input and files. Attempts
 // counts every run started.
 //
+// # Job types
+//
+// The handler of a job type is looked up when it is needed, not fixed at
+// Open: Config.Resolve (or the fixed Config.Handlers map) is asked at every
+// Submit, when a job's turn comes, and when an interrupted run is settled,
+// so job types may come and go while the service runs. A job whose type
+// has no handler any more when its turn comes fails once with unknown_tool;
+// its owner may Retry it once the type is back.
+//
 // # Runner
 //
 // Jobs run on River (github.com/riverqueue/river) with its riversqlite

@@ -25,8 +25,8 @@ var (
 	// expiry; and by Retry when an input file of the job has expired.
 	ErrExpired = errors.New("jobs: expired")
 
-	// ErrUnknownType is returned by Submit when no handler is registered
-	// for the job type.
+	// ErrUnknownType is returned by Submit when no handler runs the job
+	// type now (Config.Handlers or Config.Resolve).
 	ErrUnknownType = errors.New("jobs: unknown job type")
 
 	// ErrInvalid is returned by Submit when the submission itself is

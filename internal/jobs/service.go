@@ -44,7 +44,9 @@ const (
 // queue is the River queue every ticket goes to.
 const queue = "toolhost_jobs"
 
-var typeName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// typeName is the pattern of a job type: tools.job@1's, which is also the
+// one tooldef accepts in run.job.type.
+var typeName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 
 // Config configures Open. Zero values take the defaults named.
 type Config struct {
@@ -54,11 +56,25 @@ type Config struct {
 	// DataDir is the data directory; job files live under DataDir/jobs.
 	// Required.
 	DataDir string
-	// Handlers maps job types ([a-z][a-z0-9_]*, at most 64 bytes) to their
-	// handlers. Jobs of a type without a handler are refused by Submit;
-	// one stored by an earlier configuration fails with tool_unavailable
-	// when its turn comes (and can be retried once the type is back).
+	// Handlers maps job types ([a-z][a-z0-9_-]*, at most 64 bytes, the
+	// pattern of tools.job@1) to their handlers, fixed at Open. Set it or
+	// Resolve, not both.
 	Handlers map[string]Handler
+	// Resolve returns the handler that runs a job type now, or false when
+	// none does. It is asked at every Submit, when a job's turn comes
+	// (the handler that runs the job is the one it returns then), and when
+	// Open or Close settles an interrupted run (for Retryable), so the job
+	// types may change while the service runs: the server resolves them
+	// against its live tool catalogue. It is called only with names that
+	// match the type pattern, from any goroutine, inside the worker's
+	// claim transaction: it must be cheap, safe for concurrent use, and
+	// must not use the Store. A handler without Run counts as none.
+	//
+	// Submit refuses a type without a handler (ErrUnknownType). A job
+	// whose type has no handler any more when its turn comes fails with
+	// unknown_tool, once: it is not requeued, and its owner can Retry it
+	// once the type is back.
+	Resolve func(jobType string) (Handler, bool)
 	// Logger receives the operator's log; River's own messages below Warn
 	// are dropped. Nil discards.
 	Logger *slog.Logger
@@ -249,6 +265,23 @@ func (s *Service) start(ctx context.Context) error {
 	return nil
 }
 
+// handler returns the handler that runs jobType now (Config.Resolve), with
+// MaxAttempts defaulted; false for a name that is no job type, for a type
+// without a handler, and for a handler without Run.
+func (s *Service) handler(jobType string) (Handler, bool) {
+	if !typeName.MatchString(jobType) {
+		return Handler{}, false
+	}
+	h, ok := s.cfg.Resolve(jobType)
+	if !ok || h.Run == nil {
+		return Handler{}, false
+	}
+	if h.MaxAttempts <= 0 {
+		h.MaxAttempts = defaultMaxAttempts
+	}
+	return h, true
+}
+
 // normalize validates c and fills in the defaults.
 func (c *Config) normalize() error {
 	switch {
@@ -259,21 +292,25 @@ func (c *Config) normalize() error {
 	case c.SigningKey != nil && len(c.SigningKey) < minSigningKeyBytes:
 		return fmt.Errorf("%w: SigningKey has %d bytes, want at least %d", ErrConfig, len(c.SigningKey), minSigningKeyBytes)
 	}
+	if c.Handlers != nil && c.Resolve != nil {
+		return fmt.Errorf("%w: both Handlers and Resolve", ErrConfig)
+	}
 	for name, h := range c.Handlers {
 		if !typeName.MatchString(name) {
-			return fmt.Errorf("%w: job type %q is not [a-z][a-z0-9_]*", ErrConfig, name)
+			return fmt.Errorf("%w: job type %q is not [a-z][a-z0-9_-]*", ErrConfig, name)
 		}
 		if h.Run == nil {
 			return fmt.Errorf("%w: job type %s has no Run", ErrConfig, name)
 		}
 	}
-	c.Handlers = maps.Clone(c.Handlers)
-	for name, h := range c.Handlers {
-		if h.MaxAttempts <= 0 {
-			h.MaxAttempts = defaultMaxAttempts
-			c.Handlers[name] = h
+	if c.Resolve == nil {
+		handlers := maps.Clone(c.Handlers)
+		c.Resolve = func(jobType string) (Handler, bool) {
+			h, ok := handlers[jobType]
+			return h, ok
 		}
 	}
+	c.Handlers = nil
 	if c.SigningKey != nil {
 		c.SigningKey = append([]byte(nil), c.SigningKey...)
 	}

@@ -46,7 +46,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 	if sub.Owner == "" {
 		return nil, fmt.Errorf("%w: no owner", ErrInvalid)
 	}
-	if _, ok := s.cfg.Handlers[sub.Type]; !ok {
+	if _, ok := s.handler(sub.Type); !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownType, sub.Type)
 	}
 	input := bytes.TrimSpace(sub.Input)

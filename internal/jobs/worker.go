@@ -95,7 +95,7 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		if r.ticket != ticket {
 			return nil // a stale ticket: the job has another one now
 		}
-		h, known = s.cfg.Handlers[r.typ]
+		h, known = s.handler(r.typ)
 		switch {
 		case r.state == Running:
 			// An earlier delivery of this ticket ended without
@@ -113,7 +113,10 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 			return nil
 		case !known:
 			changed = true
-			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.ToolUnavailable))
+			// No handler runs its type any more (its tool left the
+			// catalogue): it fails once, rather than waiting for a
+			// type that may never come back; Retry runs it again.
+			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.UnknownTool))
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?,
 			progress_done = 0, progress_total = 0, progress_message = '', version = version + 1 WHERE id = ?`,
