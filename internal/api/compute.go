@@ -250,7 +250,7 @@ func (s *Server) lackedCapability(c *gin.Context, items []executor.Item) (string
 // when the batch ends. Capabilities are checked before, by
 // lackedCapability; per-target throttles do not apply to batches.
 func (s *Server) admitBatch(c *gin.Context, items []executor.Item) (func(), bool) {
-	caller, err := s.guard.Resolve(c.Request, s.cfg.Credentials)
+	caller, err := s.guard.Resolve(c.Request.Context(), presented(c.Request), s.cfg.Credentials)
 	if err != nil {
 		// authenticate accepted the token an instant ago: it was revoked
 		// in between.
@@ -296,7 +296,7 @@ func (s *Server) admitBatch(c *gin.Context, items []executor.Item) (func(), bool
 // status and reason code; a 429 is retryable, with the Retry-After the
 // decision set.
 func batchRefusal(c *gin.Context, d guard.Decision) {
-	p := Problem{Status: d.Status, Code: string(d.Reason)}
+	p := Problem{Status: reasonStatus(d.Reason), Code: string(d.Reason)}
 	switch d.Reason {
 	case guard.ReasonCostExceedsAllowance:
 		p.Detail = "The batch costs more than the caller's tier may ever spend at once; nothing of it ran, and waiting will not help."
@@ -305,7 +305,7 @@ func batchRefusal(c *gin.Context, d guard.Decision) {
 	default:
 		p.Detail = "The caller's allowance for this kind of run is spent; nothing of the batch ran. Retry after the Retry-After."
 	}
-	if d.Status == http.StatusTooManyRequests {
+	if p.Status == http.StatusTooManyRequests {
 		retryable := true
 		p.Retryable = &retryable
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func guardCaller(c *gin.Context) guard.Caller {
 // the trusted proxies only). Credentials that do not resolve are refused
 // with 401, never downgraded to anonymous, and abuse-logged.
 func (s *Server) resolveCaller(c *gin.Context) {
-	caller, err := s.guard.Resolve(c.Request, s.cfg.Credentials)
+	caller, err := s.guard.Resolve(c.Request.Context(), presented(c.Request), s.cfg.Credentials)
 	if errors.Is(err, guard.ErrUnavailable) {
 		s.cfg.Logger.Warn("credential store busy", "route", c.FullPath(), "err", err)
 		storeBusy(c)
@@ -132,8 +133,15 @@ func (s *Server) admit(c *gin.Context, tool contracts.Tool, input map[string]any
 // run's concurrency slots.
 func (s *Server) decide(c *gin.Context, caller guard.Caller, req guard.Request) (guard.Decision, func(), bool) {
 	d, release := s.guard.Admit(c.Request.Context(), caller, req)
-	for k, v := range d.Header {
-		c.Writer.Header()[k] = v
+	h := c.Writer.Header()
+	for _, v := range d.Limits.Policy {
+		h.Add("RateLimit-Policy", v)
+	}
+	for _, v := range d.Limits.Limit {
+		h.Add("RateLimit", v)
+	}
+	if !d.Allowed && d.RetryAfterSeconds > 0 {
+		h.Set("Retry-After", strconv.Itoa(d.RetryAfterSeconds))
 	}
 	hard := d.Reason == guard.ReasonUnauthenticated || d.Reason == guard.ReasonForbidden
 	m := s.cfg.Metrics
@@ -204,4 +212,30 @@ func (s *Server) countRun(tool string, r *executor.ItemResult, d time.Duration) 
 	}
 	s.cfg.Metrics.CountRun(tool, outcome)
 	s.cfg.Metrics.ObserveItemDuration(tool, d)
+}
+
+// presented is what r presents to the guard.
+func presented(r *http.Request) guard.Presented {
+	return guard.Presented{Peer: r.RemoteAddr, ForwardedFor: r.Header.Values("X-Forwarded-For"),
+		RealIP: r.Header.Get("X-Real-IP"), Authorization: r.Header.Get("Authorization"),
+		Cookie: func(name string) string {
+			ck, err := r.Cookie(name)
+			if err != nil {
+				return ""
+			}
+			return ck.Value
+		}}
+}
+
+// reasonStatus is the seed-000 status of a guard refusal.
+func reasonStatus(r guard.Reason) int {
+	switch r {
+	case guard.ReasonUnauthenticated:
+		return http.StatusUnauthorized
+	case guard.ReasonForbidden, guard.ReasonChallenge:
+		return http.StatusForbidden
+	case guard.ReasonCostExceedsAllowance:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusTooManyRequests
 }

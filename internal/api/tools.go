@@ -42,7 +42,7 @@ func (s *Server) registerTools() {
 // toolsProblem writes a problem document with an ADR-027 problem code and
 // the status the run-request contract gives it.
 func toolsProblem(c *gin.Context, code, detail string) {
-	status, ok := contracts.ProblemStatus[code]
+	status, ok := problemStatus[code]
 	if !ok {
 		status = http.StatusInternalServerError
 	}
@@ -224,4 +224,34 @@ func (s *Server) answerRun(c *gin.Context, tool string, r *executor.ItemResult) 
 	// Failed after it started: the tool's own error, or the platform's
 	// (a timeout, a crash), as a run that happened.
 	writeJSON(c, http.StatusOK, "application/json", contracts.Run{ID: r.ExecutionID, Tool: tool, Status: contracts.RunFailed, Error: r.Error})
+}
+
+// problemStatus is the HTTP status of each problem code.
+var problemStatus = map[string]int{
+	contracts.ProblemToolNotFound:         http.StatusNotFound,
+	contracts.ProblemToolNotRunnable:      http.StatusNotFound,
+	contracts.ProblemToolUnavailable:      http.StatusServiceUnavailable,
+	contracts.ProblemInvalidRequest:       http.StatusBadRequest,
+	contracts.ProblemUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	contracts.ProblemInvalidInput:         http.StatusUnprocessableEntity,
+	contracts.ProblemPayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	contracts.ProblemBodyTimeout:          http.StatusRequestTimeout,
+	contracts.ProblemFileType:             http.StatusUnsupportedMediaType,
+	contracts.ProblemFileNotFound:         http.StatusNotFound,
+	contracts.ProblemOverloaded:           http.StatusServiceUnavailable,
+	contracts.ProblemStoreBusy:            http.StatusServiceUnavailable,
+	contracts.ProblemStorageFull:          http.StatusInsufficientStorage,
+	contracts.ProblemUnauthenticated:      http.StatusUnauthorized,
+	contracts.ProblemForbidden:            http.StatusForbidden,
+	contracts.ProblemQuotaExceeded:        http.StatusTooManyRequests,
+	contracts.ProblemThrottled:            http.StatusTooManyRequests,
+}
+
+// ProblemStatus is the HTTP status of an ADR-027 problem code; 500 for a
+// code the run-request contract does not list.
+func ProblemStatus(code string) int {
+	if s, ok := problemStatus[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
 }

@@ -2,9 +2,7 @@ package contracts_test
 
 import (
 	"errors"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -42,57 +40,6 @@ func TestNamesAndRaw(t *testing.T) {
 func TestValidateUnknown(t *testing.T) {
 	if err := contracts.Validate("tools.tool.v2", map[string]any{}); !errors.Is(err, contracts.ErrUnknownContract) {
 		t.Errorf("Validate = %v, want ErrUnknownContract", err)
-	}
-}
-
-// The run-request contract lists exactly the problem codes the run route
-// cites, each described with its HTTP status.
-func TestProblemCodes(t *testing.T) {
-	raw, _ := contracts.Raw(contracts.RunRequestV1)
-	v, err := wire.Decode(raw, wire.Limits{MaxDepth: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	code := v.(map[string]any)["$defs"].(map[string]any)["problemCode"].(map[string]any)
-	var listed []string
-	for _, c := range code["anyOf"].([]any) {
-		m := c.(map[string]any)
-		name := m["const"].(string)
-		listed = append(listed, name)
-		status, ok := contracts.ProblemStatus[name]
-		if !ok {
-			t.Errorf("%s is listed but has no status", name)
-			continue
-		}
-		if d, _ := m["description"].(string); !strings.HasPrefix(d, strconv.Itoa(status)+": ") {
-			t.Errorf("%s: description %q does not start with its status %d", name, d, status)
-		}
-	}
-	slices.Sort(listed)
-	if want := slices.Sorted(maps.Keys(contracts.ProblemStatus)); !slices.Equal(listed, want) {
-		t.Errorf("listed %v\nwant %v", listed, want)
-	}
-	for _, c := range []string{"tools.tool.not_found", "tools.tool.not_runnable", "tools.tool.unavailable",
-		"tools.run.invalid_input", "tools.run.payload_too_large",
-		"tools.caller.unauthenticated", "tools.caller.forbidden", "tools.caller.quota_exceeded"} {
-		if !slices.Contains(listed, c) {
-			t.Errorf("%s is not listed", c)
-		}
-	}
-	problem := map[string]any{"type": "https://toolhost.dev/problems/tools.tool.not_runnable", "title": "Not Found",
-		"status": 404, "code": contracts.ProblemToolNotRunnable, "detail": "yt is page-only."}
-	if err := contracts.ValidateProblem(problem); err != nil {
-		t.Errorf("problem: %v", err)
-	}
-	problem["issues"] = []any{map[string]any{"code": "required", "path": []any{"text"}}}
-	problem["issue_count"] = 1
-	if err := contracts.ValidateProblem(problem); err != nil {
-		t.Errorf("problem with issues: %v", err)
-	}
-	problem["code"] = "not_found"
-	var ce *contracts.Error
-	if err := contracts.ValidateProblem(problem); !errors.As(err, &ce) || ce.Contract != contracts.ProblemName {
-		t.Errorf("problem with an unlisted code: %v", err)
 	}
 }
 

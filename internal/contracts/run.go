@@ -1,10 +1,6 @@
 package contracts
 
-import (
-	"net/http"
-
-	"toolhost/internal/toolerr"
-)
+import "toolhost/internal/toolerr"
 
 // RunRequest is a tools.run-request@1 document.
 type RunRequest struct {
@@ -80,7 +76,8 @@ type File struct {
 }
 
 // The problem codes of refusals before a tool runs, as
-// tools.run-request@1 lists them ($defs/problemCode).
+// tools.run-request@1 lists them ($defs/problemCode). Their HTTP statuses
+// are the API's (internal/api, the problem+json dialect).
 const (
 	ProblemToolNotFound         = "tools.tool.not_found"
 	ProblemToolNotRunnable      = "tools.tool.not_runnable"
@@ -100,24 +97,3 @@ const (
 	ProblemQuotaExceeded        = "tools.caller.quota_exceeded"
 	ProblemThrottled            = "tools.caller.throttled"
 )
-
-// ProblemStatus is the HTTP status of each problem code.
-var ProblemStatus = map[string]int{
-	ProblemToolNotFound:         http.StatusNotFound,
-	ProblemToolNotRunnable:      http.StatusNotFound,
-	ProblemToolUnavailable:      http.StatusServiceUnavailable,
-	ProblemInvalidRequest:       http.StatusBadRequest,
-	ProblemUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	ProblemInvalidInput:         http.StatusUnprocessableEntity,
-	ProblemPayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	ProblemBodyTimeout:          http.StatusRequestTimeout,
-	ProblemFileType:             http.StatusUnsupportedMediaType,
-	ProblemFileNotFound:         http.StatusNotFound,
-	ProblemOverloaded:           http.StatusServiceUnavailable,
-	ProblemStoreBusy:            http.StatusServiceUnavailable,
-	ProblemStorageFull:          http.StatusInsufficientStorage,
-	ProblemUnauthenticated:      http.StatusUnauthorized,
-	ProblemForbidden:            http.StatusForbidden,
-	ProblemQuotaExceeded:        http.StatusTooManyRequests,
-	ProblemThrottled:            http.StatusTooManyRequests,
-}

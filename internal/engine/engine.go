@@ -40,6 +40,10 @@ type Job struct {
 	// Parameters is the caller's parameters document, canonical JSON, with
 	// the caller's own values.
 	Parameters []byte
+	// Checked reports that the parameters were validated against the
+	// service's input schema already (by the application layer, once per
+	// run): an engine that validates in-process may skip decoding them.
+	Checked bool
 	// Soft and Hard are absolute deadlines. Hard includes the sandbox's
 	// startup; Soft is when checkpoints start telling the tool to stop.
 	Soft, Hard time.Time

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"toolhost/internal/engine"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 	"toolhost/internal/toolerr"
@@ -52,8 +53,10 @@ type Config struct {
 // Batch is one compute request as the executor sees it.
 type Batch struct {
 	RequestID string
-	// Principal keys the per-principal admission limits. It never reaches
-	// an engine.
+	// Principal keys the seed-000 per-principal admission limits
+	// (concurrent batches, pending items); empty applies none, for the
+	// surfaces whose callers the guard bounds by tier (the run route, jobs,
+	// the command line). It never reaches an engine.
 	Principal string
 	Items     []Item
 	// Start is when the HTTP handler started, before the body was read;
@@ -70,6 +73,31 @@ type Item struct {
 	SchemaFingerprint     string
 	// Parameters is the canonical JSON of the caller's parameters object.
 	Parameters []byte
+	// Operation is the parameters' "operation", when the caller decoded
+	// them already (the application layer does, once per run); the
+	// executor then reads nothing of Parameters but their size. Empty
+	// makes the executor decode them to find it.
+	Operation string
+	// Checked reports that the caller validated the parameters against
+	// the input schema of the definition the item pins (the fingerprint
+	// covers the schema, so a changed definition is a version_mismatch
+	// before anything runs); the engine does not validate them again.
+	Checked bool
+	// Refusal, when set, is the item's outcome without running: a
+	// per-item refusal the caller found while decoding or checking the
+	// parameters (invalid_parameters, input_limit_exceeded). The item
+	// keeps its place, pins and metrics in the batch.
+	Refusal *toolerr.Error
+}
+
+// Engine runs the items of one package's services in fresh sandboxes:
+// what the executor needs of a WASM module (package wasmtool) or a native
+// package (package supervisor). engine.Runner is the same method set, as
+// the registry holds it.
+type Engine interface {
+	// Run computes job; see engine.Runner for the contract of the outcome
+	// and the error, and of the cleanup it confirms before it returns.
+	Run(ctx context.Context, job engine.Job) (*engine.Outcome, error)
 }
 
 // Executor admits batches, queues their items for a fixed number of lanes
@@ -227,7 +255,7 @@ func (e *Executor) BatchRequestTimeout(items []Item) time.Duration {
 			if terr != nil {
 				continue
 			}
-			eff, terr := e.operation(svc, it.Parameters)
+			eff, terr := e.operation(svc, it)
 			if terr != nil {
 				continue
 			}
@@ -316,16 +344,18 @@ func (e *Executor) admit(ctx context.Context, b Batch) (*run, error) {
 		e.pending+n > e.platform.MaxPendingItemsPerProcess:
 		return nil, toolerr.New(toolerr.QueueFull)
 	}
-	p := e.principals[b.Principal]
-	if p == nil {
-		p = &principal{}
+	if b.Principal != "" {
+		p := e.principals[b.Principal]
+		if p == nil {
+			p = &principal{}
+		}
+		if p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal {
+			return nil, toolerr.New(toolerr.QueueFull)
+		}
+		e.principals[b.Principal] = p
+		p.batches++
+		p.pending += n
 	}
-	if p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal {
-		return nil, toolerr.New(toolerr.QueueFull)
-	}
-	e.principals[b.Principal] = p
-	p.batches++
-	p.pending += n
 	e.pending += n
 	e.live += n
 
@@ -385,15 +415,19 @@ func (e *Executor) settle(r *run, success bool) bool {
 	if !success {
 		e.failed++
 	}
-	p := e.principals[r.principal]
-	p.pending--
+	p := e.principals[r.principal] // nil for a batch without a principal
+	if p != nil {
+		p.pending--
+	}
 	r.remaining--
 	if r.remaining > 0 {
 		return false
 	}
-	p.batches--
-	if p.batches == 0 && p.pending == 0 {
-		delete(e.principals, r.principal)
+	if p != nil {
+		p.batches--
+		if p.batches == 0 && p.pending == 0 {
+			delete(e.principals, r.principal)
+		}
 	}
 	return true
 }

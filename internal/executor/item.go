@@ -50,7 +50,11 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	if terr := pins(svc.Definition, it); terr != nil {
 		return fail(terr)
 	}
-	eff, terr := e.operation(svc, it.Parameters)
+	if it.Refusal != nil {
+		copied := *it.Refusal
+		return fail(&copied)
+	}
+	eff, terr := e.operation(svc, it)
 	if terr != nil {
 		return fail(terr)
 	}
@@ -78,6 +82,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		ToolCode:    svc.Code(),
 		Operation:   eff,
 		Parameters:  it.Parameters,
+		Checked:     it.Checked,
 		Soft:        laneStart.Add(ms(eff.SoftTimeoutMS)),
 		Hard:        laneStart.Add(ms(eff.HardTimeoutMS)),
 	}
@@ -144,7 +149,7 @@ type jobEnd struct {
 // deadline, or earlier with the batch or Shutdown. A panicking engine
 // ends the item with execution_failed and, its sandbox being unknown,
 // with an unconfirmed cleanup.
-func (e *Executor) call(ctx context.Context, runner engine.Runner, job engine.Job) (end jobEnd) {
+func (e *Executor) call(ctx context.Context, runner Engine, job engine.Job) (end jobEnd) {
 	ctx, cancel := context.WithDeadline(ctx, job.Hard)
 	defer cancel()
 	defer func() {
@@ -206,14 +211,27 @@ func pins(d *tooldef.Definition, it Item) *toolerr.Error {
 	return nil
 }
 
-// operation reads the operation of an item's parameters and returns its
-// effective policy: input_limit_exceeded past the platform's or the
-// operation's parameter bytes or nesting depth, invalid_parameters when
-// the parameters are not an object with a string "operation" the service
-// declares. Only the operation is read; the engine validates the rest.
-func (e *Executor) operation(svc *registry.Service, params []byte) (policy.Effective, *toolerr.Error) {
+// operation returns the effective policy of an item's operation:
+// input_limit_exceeded past the platform's or the operation's parameter
+// bytes or nesting depth, invalid_parameters when the parameters are not an
+// object with a string "operation" the service declares. An item whose
+// caller named the operation (Item.Operation) is not decoded: its caller
+// checked the depth and the shape when it decoded it. Otherwise only the
+// operation is read; the engine validates the rest.
+func (e *Executor) operation(svc *registry.Service, it Item) (policy.Effective, *toolerr.Error) {
+	params := it.Parameters
 	if int64(len(params)) > e.platform.MaxParameterBytes {
 		return policy.Effective{}, toolerr.New(toolerr.InputLimitExceeded)
+	}
+	if it.Operation != "" {
+		eff, ok := svc.Effective[it.Operation]
+		switch {
+		case !ok:
+			return policy.Effective{}, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueEnum, fieldOperation))
+		case int64(len(params)) > eff.MaxParameterBytes:
+			return policy.Effective{}, toolerr.New(toolerr.InputLimitExceeded)
+		}
+		return eff, nil
 	}
 	doc, err := wire.Decode(params, wire.Limits{MaxDepth: e.platform.MaxJSONDepth})
 	switch {

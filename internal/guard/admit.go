@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,43 +41,35 @@ type Request struct {
 // Reason is a stable refusal code.
 type Reason string
 
-// The refusal reasons and the HTTP status each maps to.
+// The refusal reasons. Which answer each becomes is the routes' business
+// (one mapper per answer dialect); the guard says only whether waiting
+// helps (Retryable).
 const (
-	// ReasonUnauthenticated (401): the tool is not anonymous and the
-	// caller is.
+	// ReasonUnauthenticated: the tool is not anonymous and the caller is.
 	ReasonUnauthenticated Reason = "unauthenticated"
-	// ReasonForbidden (403): the caller lacks the tool's capability.
+	// ReasonForbidden: the caller lacks the tool's capability.
 	ReasonForbidden Reason = "forbidden"
-	// ReasonChallenge (403): the challenge hook refused.
+	// ReasonChallenge: the challenge hook refused.
 	ReasonChallenge Reason = "challenge_failed"
-	// ReasonCostExceedsAllowance (422): the cost is larger than the tier's
+	// ReasonCostExceedsAllowance: the cost is larger than the tier's
 	// burst, so waiting would never help.
 	ReasonCostExceedsAllowance Reason = "cost_exceeds_allowance"
-	// ReasonConcurrency (429): too many runs of the class in flight for
-	// the caller or the tier.
+	// ReasonConcurrency: too many runs of the class in flight for the
+	// caller or the tier; retry after RetryAfterSeconds.
 	ReasonConcurrency Reason = "concurrency"
-	// ReasonQuotaExceeded (429): the caller's bucket is short; retry
-	// after RetryAfterSeconds.
+	// ReasonQuotaExceeded: the caller's bucket is short; retry after
+	// RetryAfterSeconds.
 	ReasonQuotaExceeded Reason = "quota_exceeded"
-	// ReasonThrottled (429): the target's per-minute throttle is spent,
-	// across all callers.
+	// ReasonThrottled: the target's per-minute throttle is spent, across
+	// all callers; retry after RetryAfterSeconds.
 	ReasonThrottled Reason = "throttled"
 )
 
-// Status returns the HTTP status of the reason; 200 for the empty reason.
-func (r Reason) Status() int {
-	switch r {
-	case "":
-		return http.StatusOK
-	case ReasonUnauthenticated:
-		return http.StatusUnauthorized
-	case ReasonForbidden, ReasonChallenge:
-		return http.StatusForbidden
-	case ReasonCostExceedsAllowance:
-		return http.StatusUnprocessableEntity
-	default:
-		return http.StatusTooManyRequests
-	}
+// Retryable reports whether waiting can turn the refusal into an
+// admission: true for concurrency, quota_exceeded and throttled, whose
+// decisions carry a RetryAfterSeconds.
+func (r Reason) Retryable() bool {
+	return r == ReasonConcurrency || r == ReasonQuotaExceeded || r == ReasonThrottled
 }
 
 // Decision is the outcome of Admit.
@@ -92,36 +82,39 @@ type Decision struct {
 	Reported bool
 	// Reason is the (would-be) refusal; empty when admitted cleanly.
 	Reason Reason
-	// Status is the HTTP status of the (would-be) refusal; 200 when
-	// admitted cleanly.
-	Status int
-	// RetryAfterSeconds is the Retry-After of a 429, rounded up; 0
-	// otherwise.
+	// RetryAfterSeconds is how long to wait before a retry can succeed,
+	// rounded up, for a retryable (would-be) refusal; 0 otherwise.
 	RetryAfterSeconds int
 	// Class and Column locate the allowance applied: the quota class and
 	// the tier name (or "sandbox").
 	Class, Column string
-	// Header holds Retry-After (on a 429) and the RateLimit-Policy and
-	// RateLimit fields (IETF httpapi draft) whenever a quota or throttle
-	// was consulted. The caller copies it onto the response.
-	Header http.Header
+	// Limits are the rate-limit fields of the quotas and throttles
+	// consulted, whatever the decision.
+	Limits RateLimits
+}
+
+// RateLimits are the values of the RateLimit-Policy and RateLimit fields
+// (IETF httpapi ratelimit-headers draft) of a decision: one item per quota
+// or throttle consulted, in order. The routes send them on the answer.
+type RateLimits struct {
+	Policy []string
+	Limit  []string
 }
 
 // Err returns a *Refusal for a refused decision, nil otherwise (including
-// reported decisions), for the one place that maps errors to HTTP.
+// reported decisions).
 func (d Decision) Err() error {
 	if d.Allowed {
 		return nil
 	}
-	return &Refusal{Reason: d.Reason, Status: d.Status, RetryAfterSeconds: d.RetryAfterSeconds, Header: d.Header}
+	return &Refusal{Reason: d.Reason, RetryAfterSeconds: d.RetryAfterSeconds, Limits: d.Limits}
 }
 
 // Refusal is the error form of a refused Decision.
 type Refusal struct {
 	Reason            Reason
-	Status            int
 	RetryAfterSeconds int
-	Header            http.Header
+	Limits            RateLimits
 }
 
 // Error returns "guard: refused: " and the reason.
@@ -141,7 +134,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	if _, ok := g.cfg.Quotas.Classes[class]; !ok {
 		class = g.cfg.Quotas.DefaultClass
 	}
-	ad := &admission{d: Decision{Class: class, Column: column, Header: http.Header{}}, enforce: g.cfg.Mode == Enforce}
+	ad := &admission{d: Decision{Class: class, Column: column}, enforce: g.cfg.Mode == Enforce}
 
 	if err := g.cfg.Challenge.Check(ctx, c, req); err != nil {
 		if ad.refuse(ReasonChallenge, 0) {
@@ -160,7 +153,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	}
 	fits := cost <= a.Burst
 	if fits {
-		ad.d.Header.Set("RateLimit-Policy", policy(class, a))
+		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy(class, a))
 	} else if ad.refuse(ReasonCostExceedsAllowance, 0) {
 		return ad.done()
 	}
@@ -191,9 +184,9 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 			// the load. The caller sees no quota headers.
 		case t.OK:
 			ad.taken = append(ad.taken, t.Undo)
-			ad.d.Header.Set("RateLimit", limitField(class, t.Remaining, t.Reset))
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField(class, t.Remaining, t.Reset))
 		default:
-			ad.d.Header.Set("RateLimit", limitField(class, t.Remaining, t.Reset))
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField(class, t.Remaining, t.Reset))
 			if ad.refuse(ReasonQuotaExceeded, t.RetryAfter) {
 				return ad.done()
 			}
@@ -203,15 +196,15 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	// Per-target throttle, across all callers.
 	if req.PerTargetPerMinute > 0 && req.Target != "" {
 		ta := Allowance{Burst: req.PerTargetPerMinute, PerMinute: req.PerTargetPerMinute}
-		ad.d.Header.Add("RateLimit-Policy", policy("target", ta))
+		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy("target", ta))
 		t, err := g.cfg.Limiter.Take(ctx, "t\x00"+req.Tool+"\x00"+NormalizeTarget(req.Target), ta, 1, now)
 		switch {
 		case err != nil:
 		case t.OK:
 			ad.taken = append(ad.taken, t.Undo)
-			ad.d.Header.Add("RateLimit", limitField("target", t.Remaining, t.Reset))
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField("target", t.Remaining, t.Reset))
 		default:
-			ad.d.Header.Add("RateLimit", limitField("target", t.Remaining, t.Reset))
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField("target", t.Remaining, t.Reset))
 			if ad.refuse(ReasonThrottled, t.RetryAfter) {
 				return ad.done()
 			}
@@ -233,10 +226,8 @@ type admission struct {
 func (ad *admission) refuse(r Reason, retry time.Duration) bool {
 	if ad.d.Reason == "" {
 		ad.d.Reason = r
-		ad.d.Status = r.Status()
-		if ad.d.Status == http.StatusTooManyRequests {
+		if r.Retryable() {
 			ad.d.RetryAfterSeconds = retrySeconds(retry)
-			ad.d.Header.Set("Retry-After", strconv.Itoa(ad.d.RetryAfterSeconds))
 		}
 	}
 	return ad.enforce
@@ -244,7 +235,7 @@ func (ad *admission) refuse(r Reason, retry time.Duration) bool {
 
 func (ad *admission) done() (Decision, func()) {
 	if ad.d.Reason == "" {
-		ad.d.Allowed, ad.d.Status = true, http.StatusOK
+		ad.d.Allowed = true
 	} else if !ad.enforce {
 		ad.d.Allowed, ad.d.Reported = true, true
 	}

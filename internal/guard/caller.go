@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strings"
@@ -112,39 +111,63 @@ type Credentials interface {
 	Session(ctx context.Context, value string) (Identity, error)
 }
 
-// Resolve derives the caller of r. Credentials are tried in order: an
-// "Authorization: Bearer" header, the token cookie, the session cookie;
-// none gives an anonymous caller keyed by [ClientIP], without calling
-// creds. A credential that does not resolve is an error wrapping
-// [ErrInvalidCredentials] (the API answers 401), never a silent downgrade
-// to anonymous; one the store could not check now is creds' error wrapping
-// [ErrUnavailable] (503). creds may be nil,
-// in which case every request is anonymous. Resolve is safe for concurrent
-// use.
-func (g *Guard) Resolve(r *http.Request, creds Credentials) (Caller, error) {
-	ip := ClientIP(r, g.cfg.Trusted)
+// Presented is what a request presents to [Guard.Resolve]: its peer, its
+// forwarding headers and its credentials, as the routes read them off the
+// transport. The guard never sees the request itself.
+type Presented struct {
+	// Peer is the connection's remote address ("host:port").
+	Peer string
+	// ForwardedFor holds the X-Forwarded-For header lines, in order;
+	// RealIP the X-Real-IP header. Both are believed only from a trusted
+	// peer (see [ClientIP]).
+	ForwardedFor []string
+	RealIP       string
+	// Authorization is the Authorization header; empty when absent.
+	Authorization string
+	// Cookie returns the value of the named cookie, "" when absent; nil
+	// when the request has none.
+	Cookie func(name string) string
+}
+
+// cookie returns the named cookie of p, "" when there is none.
+func (p Presented) cookie(name string) string {
+	if name == "" || p.Cookie == nil {
+		return ""
+	}
+	return p.Cookie(name)
+}
+
+// Resolve derives the caller of a request that presents p. Credentials are
+// tried in order: an "Authorization: Bearer" header, the token cookie, the
+// session cookie; none gives an anonymous caller keyed by [ClientIP],
+// without calling creds. A credential that does not resolve is an error
+// wrapping [ErrInvalidCredentials] (the API answers 401), never a silent
+// downgrade to anonymous; one the store could not check now is creds'
+// error wrapping [ErrUnavailable] (503). creds may be nil, in which case
+// every request is anonymous. Resolve is safe for concurrent use.
+func (g *Guard) Resolve(ctx context.Context, p Presented, creds Credentials) (Caller, error) {
+	ip := ClientIP(p, g.cfg.Trusted)
 	c := Caller{Tier: Anonymous, Key: "ip:" + AddrKey(ip), IP: ip}
 	if creds == nil {
 		return c, nil
 	}
-	ctx := r.Context()
 	var (
 		id      Identity
 		err     error
 		session bool
 	)
 	switch {
-	case r.Header.Get("Authorization") != "":
-		tok, ok := bearer(r.Header.Get("Authorization"))
+	case p.Authorization != "":
+		tok, ok := Bearer(p.Authorization)
 		if !ok {
 			return Caller{}, fmt.Errorf("%w: malformed Authorization header", ErrInvalidCredentials)
 		}
 		id, err = creds.Token(ctx, tok)
-	case cookie(r, g.cfg.TokenCookie) != "":
-		id, err = creds.Token(ctx, cookie(r, g.cfg.TokenCookie))
-	case cookie(r, g.cfg.SessionCookie) != "":
+	case p.cookie(g.cfg.TokenCookie) != "":
+		id, err = creds.Token(ctx, p.cookie(g.cfg.TokenCookie))
+	case p.cookie(g.cfg.SessionCookie) != "":
 		session = true
-		id, err = creds.Session(ctx, cookie(r, g.cfg.SessionCookie))
+		id, err = creds.Session(ctx, p.cookie(g.cfg.SessionCookie))
 	default:
 		return c, nil
 	}
@@ -171,27 +194,37 @@ func (g *Guard) Resolve(r *http.Request, creds Credentials) (Caller, error) {
 	return c, nil
 }
 
-func bearer(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(h, " ")
-	tok = strings.TrimSpace(tok)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+// Bearer returns the token of an Authorization header value of the Bearer
+// scheme (RFC 6750 §2.1; the scheme is case-insensitive and one or more
+// spaces may follow it, RFC 9110 §11.4). The token is one run of visible
+// ASCII: a header with anything after it, or a control or non-ASCII byte,
+// is malformed. It is the one bearer parser of the process.
+func Bearer(h string) (string, bool) {
+	scheme, rest, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
+	}
+	tok := strings.TrimLeft(rest, " ")
+	if tok == "" {
+		return "", false
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] <= ' ' || tok[i] >= 0x7f {
+			return "", false
+		}
 	}
 	return tok, true
 }
 
-func cookie(r *http.Request, name string) string {
-	if name == "" {
-		return ""
-	}
-	ck, err := r.Cookie(name)
-	if err != nil {
-		return ""
-	}
-	return ck.Value
+// TrustedPeer reports whether the connection's remote address peer
+// ("host:port") is one of the trusted proxies, whose forwarding headers
+// (X-Forwarded-For, X-Request-Id) the process believes.
+func (g *Guard) TrustedPeer(peer string) bool {
+	a := parseAddr(peer)
+	return a.IsValid() && isTrusted(a, g.cfg.Trusted)
 }
 
-// ClientIP returns the client address of r. The peer (r.RemoteAddr) is the
+// ClientIP returns the client address of a request that presents p. The peer is the
 // answer unless it lies in one of the trusted proxy prefixes; none are
 // trusted by default. From a trusted peer, X-Forwarded-For is read right to
 // left across all its header lines, skipping entries that are themselves
@@ -202,15 +235,15 @@ func cookie(r *http.Request, name string) string {
 // parse, the last trusted hop is the answer. Addresses are returned
 // unmapped (IPv4-mapped IPv6 as IPv4) and without zone. The zero Addr means
 // the peer address did not parse.
-func ClientIP(r *http.Request, trusted []netip.Prefix) netip.Addr {
-	peer := parseAddr(r.RemoteAddr)
+func ClientIP(p Presented, trusted []netip.Prefix) netip.Addr {
+	peer := parseAddr(p.Peer)
 	if !peer.IsValid() || !isTrusted(peer, trusted) {
 		return peer
 	}
 	last := peer
-	xff := r.Header.Values("X-Forwarded-For")
+	xff := p.ForwardedFor
 	if len(xff) == 0 {
-		if a := parseAddr(r.Header.Get("X-Real-IP")); a.IsValid() {
+		if a := parseAddr(p.RealIP); a.IsValid() {
 			return a
 		}
 		return peer

@@ -3,7 +3,6 @@ package guard_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"time"
 
 	"toolhost/internal/guard"
@@ -15,10 +14,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	r := httptest.NewRequest("POST", "/api/v1/tools/slug/run", nil)
-	r.RemoteAddr = "[2001:db8:1:2::99]:51000"
-	r.Header.Set("X-Forwarded-For", "192.0.2.1") // not from a trusted proxy: ignored
-	c, err := g.Resolve(r, nil)
+	p := guard.Presented{
+		Peer:         "[2001:db8:1:2::99]:51000",
+		ForwardedFor: []string{"192.0.2.1"}, // not from a trusted proxy: ignored
+	}
+	c, err := g.Resolve(context.Background(), p, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -26,12 +26,12 @@ func Example() {
 
 	d, release := g.Admit(context.Background(), c, guard.Request{Tool: "pac_allocator", QuotaClass: guard.ClassSolve, Cost: 4, Anonymous: true})
 	defer release()
-	fmt.Println(d.Allowed, d.Header.Get("RateLimit-Policy"), d.Header.Get("RateLimit"))
+	fmt.Println(d.Allowed, d.Limits.Policy[0], d.Limits.Limit[0])
 
 	d, _ = g.Admit(context.Background(), c, guard.Request{Tool: "port_check", QuotaClass: guard.ClassProbe, Cost: 1, Capability: guard.CapabilityProbe})
-	fmt.Println(d.Allowed, d.Reason, d.Status)
+	fmt.Println(d.Allowed, d.Reason, d.Reason.Retryable())
 	// Output:
 	// anonymous ip:2001:db8:1:2::/64
 	// true "tools-solve";q=10;w=300 "tools-solve";r=6;t=120
-	// false unauthenticated 401
+	// false unauthenticated false
 }

@@ -2,16 +2,18 @@
 // caller resolution (tiers, client address behind trusted proxies),
 // capabilities, weighted quotas per quota class and tier, per-target
 // throttles for egress tools, concurrency semaphores and a challenge hook.
-// It depends on net/http types only, not on an HTTP framework; the API
-// package maps a [Decision] to a response and logs reported or refused
-// decisions to the abuse log.
+// It knows no transport: the routes hand it what a request presents
+// ([Presented]) and map a [Decision] to their answer dialect; the
+// application layer (package run) logs reported or refused decisions to
+// the abuse log.
 //
 // # Modes
 //
 // In [Enforce] mode a refusal is a Decision with Allowed false. In
 // [Report] mode (the default, as ADR-027's rollout asks) every would-be
 // refusal is let through: the Decision has Allowed and Reported true and
-// carries the reason, status and headers enforcement would have used.
+// carries the reason, retry-after and rate-limit fields enforcement would
+// have used.
 // Admission continues past a reported stage, so quotas and semaphores are
 // still counted where they can be.
 //

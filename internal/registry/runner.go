@@ -120,7 +120,14 @@ func (r *wasmRunner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, 
 	if h := runHook.Load(); h != nil {
 		(*h)()
 	}
-	out, err := r.mod.tool.Run(ctx, job.ToolCode, job.Parameters, wasmtool.Deadlines{Soft: job.Soft, Hard: job.Hard})
+	dl := wasmtool.Deadlines{Soft: job.Soft, Hard: job.Hard}
+	var out *wasmtool.Outcome
+	var err error
+	if job.Checked {
+		out, err = r.mod.tool.RunChecked(ctx, job.ToolCode, job.Operation.Name, job.Parameters, dl)
+	} else {
+		out, err = r.mod.tool.Run(ctx, job.ToolCode, job.Parameters, dl)
+	}
 	if out == nil {
 		return nil, err
 	}

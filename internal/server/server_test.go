@@ -20,6 +20,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"toolhost/internal/api"
 	"toolhost/internal/contracts"
 	"toolhost/internal/engines"
 	"toolhost/internal/server"
@@ -893,8 +894,8 @@ func TestToolsPlatformRoutes(t *testing.T) {
 			t.Errorf("%s: %d %s is not a problem document", tt.name, status, body)
 			continue
 		}
-		if got := doc.(map[string]any)["code"]; got != tt.code || status != contracts.ProblemStatus[tt.code] {
-			t.Errorf("%s: %d %v, want %d %s", tt.name, status, got, contracts.ProblemStatus[tt.code], tt.code)
+		if got := doc.(map[string]any)["code"]; got != tt.code || status != api.ProblemStatus(tt.code) {
+			t.Errorf("%s: %d %v, want %d %s", tt.name, status, got, api.ProblemStatus(tt.code), tt.code)
 		}
 	}
 }

@@ -113,6 +113,28 @@ func (t *Tool) Run(ctx context.Context, code string, params []byte, dl Deadlines
 		return nil, err
 	}
 	opName, _ := doc.(map[string]any)["operation"].(string)
+	out.InputValidation = time.Since(start)
+	return t.call(ctx, s, code, opName, params, dl, out, start)
+}
+
+// RunChecked is Run for parameters its caller has decoded and validated
+// against the service's input schema already (the application layer does,
+// once per run): op is their operation. Nothing of params is decoded
+// again; its size is still checked against the operation's limit.
+func (t *Tool) RunChecked(ctx context.Context, code, op string, params []byte, dl Deadlines) (*Outcome, error) {
+	s, ok := t.byCode[code]
+	if !ok {
+		return nil, toolerr.New(toolerr.UnknownTool)
+	}
+	if s.Unavailable != nil {
+		return nil, toolerr.New(toolerr.ToolUnavailable)
+	}
+	return t.call(ctx, s, code, op, params, dl, &Outcome{}, time.Now())
+}
+
+// call runs operation opName of service s with params, checked, in a
+// fresh instance: the rest of Run once the input is known to be valid.
+func (t *Tool) call(ctx context.Context, s *Service, code, opName string, params []byte, dl Deadlines, out *Outcome, start time.Time) (*Outcome, error) {
 	op, ok := s.operations[opName]
 	if !ok { // unreachable after validation: the schema's operations are the policies'
 		return nil, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("operation", "operation"))
@@ -121,7 +143,6 @@ func (t *Tool) Run(ctx context.Context, code string, params []byte, dl Deadlines
 	if int64(len(params)) > eff.MaxParameterBytes {
 		return nil, toolerr.New(toolerr.InputLimitExceeded)
 	}
-	out.InputValidation = time.Since(start)
 
 	if dl.Hard.IsZero() {
 		dl.Hard = start.Add(time.Duration(eff.HardTimeoutMS) * time.Millisecond)
