@@ -1,0 +1,162 @@
+// The protocol with one worker: the ready frame checked against the
+// kernel, the ACK, the job frame, and the wait for the result frame under
+// the hard deadline, a memory breach or the context's end; and how each
+// way the wait can fail is classified.
+
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"toolhost/internal/engine"
+	"toolhost/internal/toolerr"
+)
+
+// supervise runs the protocol and waits for the job's end. It returns the
+// job's error (nil with out.Result set on success).
+func (w *worker) supervise(ctx context.Context, out *engine.Outcome) error {
+	hard := time.NewTimer(time.Until(w.job.Hard))
+	defer hard.Stop()
+
+	var f frameRead
+	select {
+	case f = <-w.frames:
+	case <-w.exited:
+		return w.crashed("the worker exited before its ready frame", nil)
+	case <-hard.C:
+		w.log.Warn("supervisor: no ready frame before the hard deadline")
+		return toolerr.New(toolerr.ExecutionTimeout)
+	case <-ctx.Done():
+		return w.ended(ctx)
+	}
+	if errors.Is(f.err, io.EOF) {
+		return w.crashed("the worker closed its pipe before its ready frame", nil)
+	}
+	if f.err != nil {
+		return w.crashed("reading the ready frame", f.err)
+	}
+	if err := w.verify(f.payload); err != nil {
+		return w.crashed("refusing the ready frame", err)
+	}
+	if w.cg != nil {
+		if err := w.cg.add(w.pid); err != nil {
+			w.log.Error("supervisor: placing the worker in its job cgroup", "error", err)
+			return toolerr.New(toolerr.ServiceUnavailable)
+		}
+	}
+	w.startMonitor()
+
+	w.jobW.SetWriteDeadline(w.job.Hard)
+	stop := context.AfterFunc(ctx, func() { w.jobW.SetWriteDeadline(time.Now()) })
+	defer stop()
+	if _, err := w.jobW.Write([]byte{ACK}); err != nil {
+		return w.writeFailed(ctx, err)
+	}
+	out.Phases.Startup = engine.Duration(time.Since(w.spawned))
+	close(w.acked)
+	mono := monotonicNS()
+	err := writeFrame(w.jobW, jobFrame{
+		Frame:                 kindJob,
+		ExecutionID:           w.job.ExecutionID,
+		Package:               w.pkgName,
+		ToolCode:              w.job.ToolCode,
+		ContractVersion:       w.svc.def.ContractVersion,
+		ImplementationVersion: w.svc.def.ImplementationVersion,
+		SchemaFingerprint:     w.svc.def.Fingerprint,
+		Operation:             w.job.Operation.Name,
+		Policy:                w.job.Operation,
+		SoftDeadlineNS:        mono + int64(time.Until(w.job.Soft)),
+		HardDeadlineNS:        mono + int64(time.Until(w.job.Hard)),
+		Parameters:            w.job.Parameters,
+	})
+	if err != nil {
+		return w.writeFailed(ctx, err)
+	}
+
+	select {
+	case f = <-w.frames:
+	case <-w.exited:
+		// A frame written just before the exit is in the pipe already.
+		linger := time.NewTimer(resultLinger)
+		defer linger.Stop()
+		select {
+		case f = <-w.frames:
+		case <-linger.C:
+			return w.crashed("the worker exited without a result frame", nil)
+		}
+	case <-w.breach:
+		return toolerr.New(toolerr.MemoryLimit)
+	case <-hard.C:
+		return toolerr.New(toolerr.ExecutionTimeout)
+	case <-ctx.Done():
+		return w.ended(ctx)
+	}
+	if errors.Is(f.err, io.EOF) {
+		return w.crashed("the worker closed its pipe without a result frame", nil)
+	}
+	if f.err != nil {
+		return w.crashed("reading the result frame", f.err)
+	}
+	if !time.Now().Before(w.job.Hard) {
+		return toolerr.New(toolerr.ExecutionTimeout)
+	}
+	return w.accept(f.payload, out)
+}
+
+// ended is the error of a job whose context ended: its deadline is the
+// hard deadline (execution_timeout); a cancellation (the client left, the
+// executor or the supervisor shut down) is service_unavailable.
+func (w *worker) ended(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || !time.Now().Before(w.job.Hard) {
+		return toolerr.New(toolerr.ExecutionTimeout)
+	}
+	return toolerr.New(toolerr.ServiceUnavailable)
+}
+
+// writeFailed classifies a failed write to the worker.
+func (w *worker) writeFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil || !time.Now().Before(w.job.Hard) {
+		return w.ended(ctx)
+	}
+	return w.crashed("writing to the worker", err)
+}
+
+// crashed logs a platform failure of the worker and returns worker_crashed.
+func (w *worker) crashed(what string, err error) error {
+	w.log.Warn("supervisor: "+what, "error", err)
+	return toolerr.New(toolerr.WorkerCrashed)
+}
+
+// verify checks the ready frame against the kernel: the execution, the
+// pid of the supervisor's own child, a process group and session of its
+// own, and its start time, so that no other process (a reused pid) is
+// ever taken for the worker.
+func (w *worker) verify(payload []byte) error {
+	var r readyFrame
+	if err := decodeFrame(payload, kindReady, &r); err != nil {
+		return err
+	}
+	st, err := readStat(w.pid)
+	switch {
+	case r.Protocol != Protocol:
+		return fmt.Errorf("protocol %d, want %d", r.Protocol, Protocol)
+	case r.ExecutionID != w.job.ExecutionID:
+		return errors.New("the ready frame is for another execution")
+	case r.PID != w.pid:
+		return fmt.Errorf("the ready frame names pid %d, the worker is %d", r.PID, w.pid)
+	case r.PGID != r.PID:
+		return fmt.Errorf("the ready frame names process group %d, not the worker's own", r.PGID)
+	case err != nil:
+		return fmt.Errorf("reading the worker's /proc stat: %w", err)
+	case st.PPID != os.Getpid() || st.PGID != w.pid || st.SID != w.pid:
+		return fmt.Errorf("the kernel shows ppid %d, process group %d, session %d", st.PPID, st.PGID, st.SID)
+	case st.StartTime != r.StartTime || st.StartTime != w.self.StartTime:
+		return fmt.Errorf("start time %d, the kernel shows %d", r.StartTime, st.StartTime)
+	}
+	return nil
+}
