@@ -30,6 +30,8 @@ type Service struct {
 	// module of the tools folder, "builtin/<name>" for a package compiled
 	// into the binary.
 	Source string
+	// input is the compiled input schema (view.go).
+	input inputSchema
 }
 
 // IssueEngineMissing is the issue code, in a service's Unavailable error,
@@ -68,6 +70,7 @@ type Snapshot struct {
 	generation uint64
 	services   []*Service // sorted by code
 	failures   []Failure  // sorted by file, code, reason, detail
+	jobTools   map[jobKey]*Service
 }
 
 // NewSnapshot returns a snapshot of services and failures, sorted. It is
@@ -79,6 +82,7 @@ func NewSnapshot(generation uint64, services []*Service, failures []Failure) *Sn
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.ToolCode, b.ToolCode),
 			cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
 	})
+	s.jobTools = indexJobTools(s.services)
 	return s
 }
 
