@@ -4,19 +4,15 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
+
+	"toolhost/internal/tooldef"
 )
 
 // Finding is one broken rule of [CheckDescriptor], [CheckList] or
 // [CheckRun]: a stable code, the JSON pointer of the offending member in
-// the checked document, and the rule in words.
-type Finding struct {
-	Code   string `json:"code"`
-	Path   string `json:"path"`
-	Detail string `json:"detail"`
-}
-
-func (f Finding) String() string { return f.Code + " at " + f.Path }
+// the checked document, and the rule in words. It is the tool model's
+// (tooldef.Finding), whose rules CheckDescriptor applies.
+type Finding = tooldef.Finding
 
 // The finding codes.
 const (
@@ -30,43 +26,24 @@ const (
 	FindingRunMethod = "descriptor.run_method"
 	// FindingInputMissing: api is true but input is not a schema.
 	FindingInputMissing = "descriptor.input_missing"
-	// FindingJobNotJobTool: run.job is set on a tool whose execution is
-	// not job.
-	FindingJobNotJobTool = "descriptor.job_not_job_tool"
-	// FindingJobMissing: a job tool in the API names no job.
-	FindingJobMissing = "descriptor.job_missing"
-	// FindingJobPreset: run.job.preset holds "tool", which is the
-	// operation's.
-	FindingJobPreset = "descriptor.job_preset"
-	// FindingFileOutputNotJob: a tool in the API produces files but is not
-	// a job tool.
-	FindingFileOutputNotJob = "descriptor.file_output_not_job"
-	// FindingEgressUnthrottled: an egress tool open to anonymous callers
-	// has no limits.perTargetPerMinute.
-	FindingEgressUnthrottled = "descriptor.egress_unthrottled"
-	// FindingProbeAnonymous: a probe accepts anonymous callers.
-	FindingProbeAnonymous = "descriptor.probe_anonymous"
-	// FindingProbeNotEgress: a probe does not say egress true.
-	FindingProbeNotEgress = "descriptor.probe_not_egress"
-	// FindingProbeCapability: a probe (quota class tools-probe) does not
-	// need tools.net.probe.
-	FindingProbeCapability = "descriptor.probe_capability"
-	// FindingProbeQuotaClass: a probe (capability tools.net.probe) does
-	// not count against tools-probe.
-	FindingProbeQuotaClass = "descriptor.probe_quota_class"
-	// FindingClientFetches: a client tool says egress true or lists hosts.
-	FindingClientFetches = "descriptor.client_fetches"
-	// FindingHostsWithoutEgress: a tool lists hosts but says egress false.
-	FindingHostsWithoutEgress = "descriptor.hosts_without_egress"
-	// FindingQuotaClassTier: the quota class names a tier or a price.
-	FindingQuotaClassTier = "descriptor.quota_class_tier"
-	// FindingCost: cost is below 1.
-	FindingCost = "descriptor.cost"
-	// FindingStatusReasonMissing: status is unavailable without a reason.
-	FindingStatusReasonMissing = "descriptor.status_reason_missing"
-	// FindingStatusReasonUnexpected: a reason on a status other than
-	// unavailable.
-	FindingStatusReasonUnexpected = "descriptor.status_reason_unexpected"
+
+	// The rules on what a tool declares, the tool model's
+	// (tooldef.CheckPlatform): see tooldef for each.
+	FindingJobNotJobTool          = tooldef.FindingJobNotJobTool
+	FindingJobMissing             = tooldef.FindingJobMissing
+	FindingJobPreset              = tooldef.FindingJobPreset
+	FindingFileOutputNotJob       = tooldef.FindingFileOutputNotJob
+	FindingEgressUnthrottled      = tooldef.FindingEgressUnthrottled
+	FindingProbeAnonymous         = tooldef.FindingProbeAnonymous
+	FindingProbeNotEgress         = tooldef.FindingProbeNotEgress
+	FindingProbeCapability        = tooldef.FindingProbeCapability
+	FindingProbeQuotaClass        = tooldef.FindingProbeQuotaClass
+	FindingClientFetches          = tooldef.FindingClientFetches
+	FindingHostsWithoutEgress     = tooldef.FindingHostsWithoutEgress
+	FindingQuotaClassTier         = tooldef.FindingQuotaClassTier
+	FindingCost                   = tooldef.FindingCost
+	FindingStatusReasonMissing    = tooldef.FindingStatusReasonMissing
+	FindingStatusReasonUnexpected = tooldef.FindingStatusReasonUnexpected
 
 	// FindingListIDDuplicate: two tools share an id.
 	FindingListIDDuplicate = "list.id_duplicate"
@@ -89,40 +66,38 @@ const (
 	FindingRunFiles = "run.files_not_job_files"
 )
 
-// TierWords are the words a quota class may not contain: the caller tiers
-// and the words of prices and plans. A class names the work.
-var TierWords = []string{
-	"anonymous", "anon", "guest", "session", "user", "app", "service", "partner", "sandbox", "staff",
-	"free", "pro", "premium", "paid", "plus", "basic", "standard", "enterprise", "business",
-	"team", "trial", "tier", "plan", "gold", "silver", "bronze", "vip",
-}
+// TierWords are the words a quota class may not contain (tooldef's): the
+// caller tiers and the words of prices and plans. A class names the work.
+var TierWords = tooldef.TierWords
 
 // TierWord returns the first tier word among the -, _ or . separated words
 // of class (plurals included: "users" is "user"), or "".
-func TierWord(class string) string {
-	words := strings.FieldsFunc(strings.ToLower(class), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
-	for _, w := range words {
-		for _, t := range TierWords {
-			if w == t || w == t+"s" {
-				return t
-			}
-		}
-	}
-	return ""
-}
+func TierWord(class string) string { return tooldef.TierWord(class) }
 
 // IsProbe reports whether t is a network probe: it needs tools.net.probe
 // or counts against tools-probe.
-func IsProbe(t *Tool) bool {
-	return (t.Auth.Capability != nil && *t.Auth.Capability == CapabilityProbe) || t.QuotaClass == QuotaClassProbe
+func IsProbe(t *Tool) bool { return tooldef.IsProbe(capability(t), t.QuotaClass) }
+
+// capability is the capability t needs, "" for none.
+func capability(t *Tool) string {
+	if t.Auth.Capability == nil {
+		return ""
+	}
+	return *t.Auth.Capability
 }
 
 // CheckDescriptor applies the rules of ADR-027's acceptance tests that
 // tools.tool@1's schema does not say to one descriptor, embedded or listed,
-// and returns the broken ones in a fixed order (none: nil):
+// and returns the broken ones in a fixed order (none: nil). It checks the
+// descriptor's own shape —
 //
 //   - api false has no run; api true has a run on its own path
-//     (/api/v1/tools/{id}/run, POST) and an input schema;
+//     (/api/v1/tools/{id}/run, POST) and an input schema —
+//
+// then the rules on what the tool declares, which are the tool model's
+// and which the registry applied when it accepted the declaration
+// (tooldef.CheckPlatform, on the platform the descriptor shows):
+//
 //   - only job tools name a job, and a job tool in the API names one; its
 //     preset does not set "tool";
 //   - file output through the API comes from a job;
@@ -153,59 +128,31 @@ func CheckDescriptor(t Tool) []Finding {
 		if r.Method != "POST" {
 			add(FindingRunMethod, "/run/method", "a run is a POST")
 		}
-		switch {
-		case r.Job != nil && t.Execution != ExecutionJob:
-			add(FindingJobNotJobTool, "/run/job", "only job tools name a job")
-		case r.Job == nil && t.Execution == ExecutionJob:
-			add(FindingJobMissing, "/run/job", "a job tool in the API names the job its run submits")
-		}
-		if r.Job != nil {
-			if _, ok := r.Job.Preset["tool"]; ok {
-				add(FindingJobPreset, "/run/job/preset/tool", "the job input's tool is the operation: a preset cannot set it")
-			}
-		}
 	}
-	if t.API && t.Output.Files && t.Execution != ExecutionJob {
-		add(FindingFileOutputNotJob, "/output/files", "file output through the API comes from a job")
+	return append(fs, tooldef.CheckPlatform(platform(&t), t.Run != nil)...)
+}
+
+// platform is the tool model's platform as descriptor t shows it.
+func platform(t *Tool) tooldef.Platform {
+	p := tooldef.Platform{
+		Status:             t.Status,
+		StatusReason:       t.StatusReason,
+		Execution:          t.Execution,
+		API:                t.API,
+		Files:              t.Files,
+		OutputFiles:        t.Output.Files,
+		Anonymous:          t.Auth.Anonymous,
+		Capability:         capability(t),
+		QuotaClass:         t.QuotaClass,
+		Cost:               t.Cost,
+		Egress:             t.Egress,
+		Hosts:              t.Hosts,
+		PerTargetPerMinute: t.Limits.PerTargetPerMinute,
 	}
-	if t.Egress && t.Auth.Anonymous && t.Limits.PerTargetPerMinute <= 0 {
-		add(FindingEgressUnthrottled, "/limits/perTargetPerMinute", "an egress tool open to anonymous callers has a per-target throttle")
+	if t.Run != nil {
+		p.Job, p.Legacy = t.Run.Job, t.Run.Legacy
 	}
-	if IsProbe(&t) {
-		if t.Auth.Anonymous {
-			add(FindingProbeAnonymous, "/auth/anonymous", "a probe is never anonymous")
-		}
-		if !t.Egress {
-			add(FindingProbeNotEgress, "/egress", "a probe sends traffic: egress true")
-		}
-		if t.Auth.Capability == nil || *t.Auth.Capability != CapabilityProbe {
-			add(FindingProbeCapability, "/auth/capability", "a probe needs "+CapabilityProbe)
-		}
-		if t.QuotaClass != QuotaClassProbe {
-			add(FindingProbeQuotaClass, "/quotaClass", "a probe counts against "+QuotaClassProbe)
-		}
-	}
-	switch {
-	case t.Execution == ExecutionClient && t.Egress:
-		add(FindingClientFetches, "/egress", "a client tool never fetches: egress false")
-	case t.Execution == ExecutionClient && len(t.Hosts) > 0:
-		add(FindingClientFetches, "/hosts", "a client tool never fetches: no hosts")
-	case !t.Egress && len(t.Hosts) > 0:
-		add(FindingHostsWithoutEgress, "/hosts", "a tool that contacts hosts says egress true")
-	}
-	if w := TierWord(t.QuotaClass); w != "" {
-		add(FindingQuotaClassTier, "/quotaClass", fmt.Sprintf("a quota class names the work, never a tier or a price (%q)", w))
-	}
-	if t.Cost < 1 {
-		add(FindingCost, "/cost", "a run costs at least 1")
-	}
-	switch {
-	case t.Status == StatusUnavailable && t.StatusReason == "":
-		add(FindingStatusReasonMissing, "/statusReason", "an unavailable tool says why")
-	case t.Status != StatusUnavailable && t.StatusReason != "":
-		add(FindingStatusReasonUnexpected, "/statusReason", "only an unavailable tool has a status reason")
-	}
-	return fs
+	return p
 }
 
 // isSchema reports whether v is a JSON Schema object that says something:

@@ -1,42 +1,53 @@
 package contracts
 
-// Status is a tool's status in tools.tool@1.
-type Status string
+import "toolhost/internal/tooldef"
+
+// The tool model's vocabulary, as tools.tool@1 shows it: the types are
+// package tooldef's (the descriptor is a projection of the model), aliased
+// here so that a descriptor reads as one contract.
+type (
+	// Status is a tool's status in tools.tool@1.
+	Status = tooldef.Status
+	// Execution is how a tool runs in tools.tool@1.
+	Execution = tooldef.Execution
+	// RunJob is what a job tool's run submits: a job of Type whose input
+	// is { ...input, ...Preset, tool: Operation }.
+	RunJob = tooldef.RunJob
+	// LegacyRoute is a deprecated route that reaches the tool.
+	LegacyRoute = tooldef.LegacyRoute
+	// FileInput is a file a tool accepts, by part name.
+	FileInput = tooldef.FileInput
+)
 
 // The statuses.
 const (
-	StatusStable      Status = "stable"
-	StatusBeta        Status = "beta"
-	StatusPreview     Status = "preview"
-	StatusUnavailable Status = "unavailable"
+	StatusStable      = tooldef.StatusStable
+	StatusBeta        = tooldef.StatusBeta
+	StatusPreview     = tooldef.StatusPreview
+	StatusUnavailable = tooldef.StatusUnavailable
 )
 
 // Statuses lists every status.
-var Statuses = []Status{StatusStable, StatusBeta, StatusPreview, StatusUnavailable}
+var Statuses = tooldef.Statuses
 
-// Execution is how a tool runs in tools.tool@1.
-type Execution string
-
-// The executions.
+// The executions: client (the page runs the tool; with API true the
+// server answers API callers inline with the same engine), sync (the
+// server answers inline), job (a run submits a job of Run.Job.Type).
 const (
-	// ExecutionClient: the page runs the tool in the browser. With API true
-	// the server has the same engine for API callers and answers inline.
-	ExecutionClient Execution = "client"
-	// ExecutionSync: the server answers a run inline.
-	ExecutionSync Execution = "sync"
-	// ExecutionJob: a run submits a job of Run.Job.Type.
-	ExecutionJob Execution = "job"
+	ExecutionClient = tooldef.ExecutionClient
+	ExecutionSync   = tooldef.ExecutionSync
+	ExecutionJob    = tooldef.ExecutionJob
 )
 
 // Executions lists every execution.
-var Executions = []Execution{ExecutionClient, ExecutionSync, ExecutionJob}
+var Executions = tooldef.Executions
 
 // The probe markers: a tool that needs [CapabilityProbe] or counts against
 // [QuotaClassProbe] is a network probe — it sends traffic to a host its
 // caller chose — and must carry both, egress true and auth.anonymous false.
 const (
-	CapabilityProbe = "tools.net.probe"
-	QuotaClassProbe = "tools-probe"
+	CapabilityProbe = tooldef.CapabilityProbe
+	QuotaClassProbe = tooldef.QuotaClassProbe
 )
 
 // Tool is a tools.tool@1 descriptor. The zero value is not valid: build one
@@ -79,37 +90,6 @@ type RunRoute struct {
 	// Job is set for a job tool only.
 	Job    *RunJob       `json:"job,omitempty"`
 	Legacy []LegacyRoute `json:"legacy"`
-}
-
-// RunJob is what a job tool's run submits: a job of Type whose input is
-// { ...input, ...Preset, tool: Operation }.
-type RunJob struct {
-	Type      string `json:"type"`
-	Operation string `json:"operation"`
-	// Preset holds input fields the tool fixes; never nil in a built
-	// descriptor, never holding "tool".
-	Preset map[string]any `json:"preset"`
-}
-
-// LegacyRoute is a deprecated route that reaches the tool.
-type LegacyRoute struct {
-	Method string `json:"method"`
-	// Path is under /api/process, /api/net or /api/dev; ":name" segments
-	// are parameters.
-	Path string `json:"path"`
-	// Operation is the operation the route runs, when the tool has several.
-	Operation string `json:"operation,omitempty"`
-	// Selector is, on a route several tools share, the legacy tool name in
-	// the request that selects this tool.
-	Selector string `json:"selector,omitempty"`
-}
-
-// FileInput is a file a tool accepts, by part name.
-type FileInput struct {
-	Name string `json:"name"`
-	// Types are the accepted media types, sniffed from the bytes.
-	Types    []string `json:"types"`
-	MaxBytes int64    `json:"maxBytes"`
 }
 
 // Output is what a run produces.

@@ -5,8 +5,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-
-	"toolhost/internal/contracts"
 )
 
 // Platform is a service's place on the tools platform (ADR-027): the
@@ -15,19 +13,19 @@ import (
 // block or from the defaults ([DefaultPlatform]); the registry and the
 // catalogue read it as it is.
 type Platform struct {
-	Status contracts.Status
+	Status Status
 	// StatusReason is set exactly when Status is unavailable.
 	StatusReason string
-	Execution    contracts.Execution
+	Execution    Execution
 	// API says whether the run API and the SDK run the tool; false for a
 	// page-only tool.
 	API bool
 	// Job is set for a job tool in the API: what its run submits.
-	Job *contracts.RunJob
+	Job *RunJob
 	// Legacy are the deprecated routes that reach the tool.
-	Legacy []contracts.LegacyRoute
+	Legacy []LegacyRoute
 	// Files are the file inputs the tool accepts.
-	Files []contracts.FileInput
+	Files []FileInput
 	// OutputFiles says whether a run produces files.
 	OutputFiles bool
 	// Anonymous false refuses anonymous callers.
@@ -70,11 +68,11 @@ const (
 // no egress, no hosts, no files.
 func DefaultPlatform() Platform {
 	return Platform{
-		Status:     contracts.StatusStable,
-		Execution:  contracts.ExecutionClient,
+		Status:     StatusStable,
+		Execution:  ExecutionClient,
 		API:        true,
-		Legacy:     []contracts.LegacyRoute{},
-		Files:      []contracts.FileInput{},
+		Legacy:     []LegacyRoute{},
+		Files:      []FileInput{},
 		Anonymous:  true,
 		QuotaClass: QuotaClassRun,
 		Cost:       1,
@@ -124,8 +122,8 @@ func decodePlatform(v any, path string, def *Definition) (Platform, *Refusal) {
 	}
 
 	if status != nil {
-		p.Status = contracts.Status(*status)
-		if !slices.Contains(contracts.Statuses, p.Status) {
+		p.Status = Status(*status)
+		if !slices.Contains(Statuses, p.Status) {
 			return bad("status", "not stable, beta, preview or unavailable")
 		}
 	}
@@ -136,8 +134,8 @@ func decodePlatform(v any, path string, def *Definition) (Platform, *Refusal) {
 		}
 	}
 	if execution != nil {
-		p.Execution = contracts.Execution(*execution)
-		if !slices.Contains(contracts.Executions, p.Execution) {
+		p.Execution = Execution(*execution)
+		if !slices.Contains(Executions, p.Execution) {
 			return bad("execution", "not client, sync or job")
 		}
 	}
@@ -174,7 +172,7 @@ func decodePlatform(v any, path string, def *Definition) (Platform, *Refusal) {
 			return bad("capability", "not a capability name such as tools.net.probe")
 		}
 	}
-	if p.Execution == contracts.ExecutionJob {
+	if p.Execution == ExecutionJob {
 		p.QuotaClass = QuotaClassJob
 	}
 	if quotaClass != nil {
@@ -205,13 +203,12 @@ func decodePlatform(v any, path string, def *Definition) (Platform, *Refusal) {
 	if p.PerTargetPerMinute < 0 || p.PerTargetPerMinute > maxPerTargetRate {
 		return bad("per_target_per_minute", "a positive integer (absent: no per-target throttle)")
 	}
-	return p, checkPlatform(p, path, def)
+	return p, checkPlatform(p, path)
 }
 
-// descriptorFields maps the members of a tools.tool@1 descriptor that
-// checkDescriptor reports to the platform block's fields.
+// descriptorFields maps the descriptor members that [CheckPlatform]'s
+// findings point at to the platform block's fields.
 var descriptorFields = map[string]string{
-	"/run":                       "api",
 	"/run/job":                   "job",
 	"/run/job/preset/tool":       "job/preset",
 	"/output/files":              "output_files",
@@ -225,32 +222,12 @@ var descriptorFields = map[string]string{
 	"/statusReason":              "status_reason",
 }
 
-// checkPlatform applies contracts.CheckDescriptor to the descriptor the
-// block makes, so that a published service never makes a descriptor that
-// breaks ADR-027's rules. The refusal's detail is the finding's code.
-func checkPlatform(p Platform, path string, def *Definition) *Refusal {
-	t := contracts.Tool{
-		ID:           def.ToolCode,
-		Status:       p.Status,
-		StatusReason: p.StatusReason,
-		Execution:    p.Execution,
-		API:          p.API,
-		Input:        def.InputSchema,
-		Output:       contracts.Output{Schema: def.OutputSchema, Files: p.OutputFiles},
-		Limits:       contracts.Limits{PerTargetPerMinute: p.PerTargetPerMinute},
-		Auth:         contracts.Auth{Anonymous: p.Anonymous},
-		QuotaClass:   p.QuotaClass,
-		Cost:         p.Cost,
-		Egress:       p.Egress,
-		Hosts:        p.Hosts,
-	}
-	if p.Capability != "" {
-		t.Auth.Capability = &p.Capability
-	}
-	if p.API {
-		t.Run = &contracts.RunRoute{Endpoint: contracts.RunEndpoint(def.ToolCode), Method: "POST", Job: p.Job, Legacy: p.Legacy}
-	}
-	findings := contracts.CheckDescriptor(t)
+// checkPlatform applies [CheckPlatform] to the block, so that a published
+// service never makes a descriptor that breaks ADR-027's rules. The
+// refusal's detail is the first finding's code, its path the block's
+// field the finding's descriptor member comes from.
+func checkPlatform(p Platform, path string) *Refusal {
+	findings := CheckPlatform(p, p.API)
 	if len(findings) == 0 {
 		return nil
 	}
@@ -262,9 +239,9 @@ func checkPlatform(p Platform, path string, def *Definition) *Refusal {
 }
 
 // decodeJob decodes the job block: {type, operation, preset?}.
-func decodeJob(v any, path string, def *Definition) (*contracts.RunJob, *Refusal) {
+func decodeJob(v any, path string, def *Definition) (*RunJob, *Refusal) {
 	f := objectAt(v, path)
-	j := &contracts.RunJob{Type: f.str("type"), Operation: f.str("operation"), Preset: map[string]any{}}
+	j := &RunJob{Type: f.str("type"), Operation: f.str("operation"), Preset: map[string]any{}}
 	if preset := f.optValue("preset"); preset != nil {
 		m, ok := preset.(map[string]any)
 		if !ok {
@@ -286,15 +263,15 @@ func decodeJob(v any, path string, def *Definition) (*contracts.RunJob, *Refusal
 
 // decodeLegacy decodes the legacy routes: {method, path, operation?,
 // selector?}, no route twice.
-func decodeLegacy(items []any, path string, def *Definition) ([]contracts.LegacyRoute, *Refusal) {
+func decodeLegacy(items []any, path string, def *Definition) ([]LegacyRoute, *Refusal) {
 	if len(items) > maxLegacyRoutes {
 		return nil, refuse(BadPlatform, path, "at most 16 legacy routes")
 	}
-	out := make([]contracts.LegacyRoute, 0, len(items))
+	out := make([]LegacyRoute, 0, len(items))
 	for i, v := range items {
 		at := index(path, i)
 		f := objectAt(v, at)
-		lr := contracts.LegacyRoute{Method: f.str("method"), Path: f.str("path")}
+		lr := LegacyRoute{Method: f.str("method"), Path: f.str("path")}
 		if op := f.optStr("operation"); op != nil {
 			lr.Operation = *op
 		}
@@ -326,15 +303,15 @@ func decodeLegacy(items []any, path string, def *Definition) ([]contracts.Legacy
 
 // decodeFiles decodes the file inputs: {name, types, max_bytes}, unique
 // names.
-func decodeFiles(items []any, path string) ([]contracts.FileInput, *Refusal) {
+func decodeFiles(items []any, path string) ([]FileInput, *Refusal) {
 	if len(items) > maxFileInputs {
 		return nil, refuse(BadPlatform, path, "at most 16 file inputs")
 	}
-	out := make([]contracts.FileInput, 0, len(items))
+	out := make([]FileInput, 0, len(items))
 	for i, v := range items {
 		at := index(path, i)
 		f := objectAt(v, at)
-		in := contracts.FileInput{Name: f.str("name")}
+		in := FileInput{Name: f.str("name")}
 		types := f.array("types")
 		in.MaxBytes = f.integer("max_bytes", 0)
 		if r := f.done(); r != nil {
@@ -358,7 +335,7 @@ func decodeFiles(items []any, path string) ([]contracts.FileInput, *Refusal) {
 			}
 			in.Types = append(in.Types, s)
 		}
-		if slices.ContainsFunc(out, func(o contracts.FileInput) bool { return o.Name == in.Name }) {
+		if slices.ContainsFunc(out, func(o FileInput) bool { return o.Name == in.Name }) {
 			return nil, refuse(BadPlatform, at+"/name", "file input declared twice")
 		}
 		out = append(out, in)

@@ -44,7 +44,7 @@ const (
 	SchemaProfile Reason = "schema_profile"
 	// BadPlatform: the platform block (ADR-027's descriptor fields) breaks
 	// a rule; the detail names it — a fixed text, or the code of the
-	// contracts.CheckDescriptor finding the block would make.
+	// [CheckPlatform] finding the block makes.
 	BadPlatform Reason = "platform_invalid"
 	// BadExport: a sidecar maps an operation to an export the module does
 	// not have, or misses an operation.
