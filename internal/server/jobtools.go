@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,10 +40,20 @@ type jobTools struct {
 	metrics *metrics.Metrics
 }
 
-// handler returns the jobs.Handler of one job type. Runs are not
-// Retryable: a tool run is not known to be safe to repeat after a crash.
-func (jt *jobTools) handler() jobs.Handler {
-	return jobs.Handler{Run: jt.run}
+// resolve is the jobs subsystem's Config.Resolve: a job type has a handler
+// while a tool of the live snapshot declares it, asked at each submission
+// and when the job's turn comes, so the job types of a tool dropped into
+// the folder run without a restart. A job whose type no tool declares any
+// more when its turn comes fails with unknown_tool (the jobs subsystem's
+// code), and one whose operation is gone from a type that remains fails
+// with unknown_tool too (run): either way, its tool left the catalogue.
+// Runs are not Retryable: a tool run is not known to be safe to repeat
+// after a crash.
+func (jt *jobTools) resolve(jobType string) (jobs.Handler, bool) {
+	if !slices.Contains(catalog.JobTypes(jt.snapshot()), jobType) {
+		return jobs.Handler{}, false
+	}
+	return jobs.Handler{Run: jt.run}, true
 }
 
 func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (_ json.RawMessage, err error) {

@@ -30,7 +30,6 @@ import (
 	"toolhost/internal/abuse"
 	"toolhost/internal/api"
 	"toolhost/internal/auth"
-	"toolhost/internal/catalog"
 	"toolhost/internal/engine"
 	"toolhost/internal/engines/netprobe"
 	"toolhost/internal/engines/pages"
@@ -261,12 +260,11 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
 	jt := &jobTools{executor: s.executor, snapshot: s.registry.Snapshot,
 		limits: wire.Limits{MaxDepth: 2 * cfg.Platform.MaxJSONDepth}, metrics: s.metrics}
-	handlers := map[string]jobs.Handler{}
-	for _, t := range catalog.JobTypes(s.registry.Snapshot()) {
-		handlers[t] = jt.handler()
-	}
+	// Job types are resolved against the live snapshot at each
+	// submission and run (jobTools.resolve), so a job tool dropped into
+	// the folder runs without a restart.
 	if s.jobs, err = jobs.Open(ctx, jobs.Config{
-		Store: s.store, DataDir: cfg.DataDir, Handlers: handlers, SigningKey: key, Logger: cfg.Logger,
+		Store: s.store, DataDir: cfg.DataDir, Resolve: jt.resolve, SigningKey: key, Logger: cfg.Logger,
 		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
 		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
 		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
