@@ -20,7 +20,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -32,7 +31,6 @@ import (
 	"toolhost/internal/auth"
 	"toolhost/internal/engine"
 	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/engines/pages"
 	"toolhost/internal/executor"
 	"toolhost/internal/guard"
 	"toolhost/internal/jobs"
@@ -204,47 +202,24 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// that a run never waits on the database for them (docs/accounts.md,
 	// "The credential cache").
 	s.accounts = auth.New(s.store, auth.WithCache(auth.DefaultCacheTTL, auth.DefaultCacheEntries))
-	if s.runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir}); err != nil {
-		return nil, err
-	}
+	// The tool side — runtime, loader, supervisor, builtins, registry — is
+	// composed as the command line composes it (OpenTools).
 	ld := cfg.Loading
 	if ld.Wait <= 0 {
 		ld.Wait = DefaultLoadWait
 	}
-	loader, err := wasmtool.NewLoader(s.runtime, wasmtool.Config{Platform: cfg.Platform,
-		ReadTimeout: ld.Read, InstrumentTimeout: ld.Instrument, CompileTimeout: ld.Compile,
-		ImageTimeout: ld.Image, DescribeTimeout: ld.Describe, MaxLoads: ld.MaxLoads})
+	tools, err := OpenTools(ctx, ToolsConfig{
+		Dir: cfg.ToolsDir, CacheDir: cfg.CacheDir, Platform: cfg.Platform,
+		Natives: cfg.Natives, Supervisor: cfg.Supervisor, ProbeAllow: cfg.ProbeAllow,
+		Loading: ld, Rescan: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.loader = loader
-	memoryMode := engine.MemoryUnavailable
-	// The page-only tools are listed, never run (ADR-027).
-	builtins := []registry.Builtin{{Name: pages.Name, Declaration: pages.Declaration(), Runner: pages.Runner{}}}
-	if len(cfg.Natives) > 0 {
-		sc := cfg.Supervisor
-		sc.Logger = cfg.Logger
-		if cfg.ProbeAllow != "" {
-			sc.Env = append(slices.Clip(sc.Env), netprobe.AllowEnv+"="+cfg.ProbeAllow)
-		}
-		if s.supervisor, err = supervisor.New(sc); err != nil {
-			return nil, err
-		}
-		memoryMode = s.supervisor.MemoryMode()
-		for _, p := range cfg.Natives {
-			builtins = append(builtins, registry.Builtin{
-				Name: p.Name, Declaration: p.Declaration, Runner: s.supervisor.Runner(p),
-				MissingEngines: p.MissingEngines(),
-			})
-		}
-	}
-	if s.registry, err = registry.Open(ctx, registry.Config{
-		Dir: cfg.ToolsDir, Loader: loader, Platform: cfg.Platform, Builtins: builtins,
-		Interval: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
-		LoadWait: ld.Wait, BatchWait: ld.BatchWait,
-	}); err != nil {
-		return nil, err
-	}
+	// The teardown closes them one by one, interleaved with the executor
+	// and the abuse log (Server.teardown).
+	s.runtime, s.loader, s.supervisor, s.registry = tools.Runtime, tools.Loader, tools.Supervisor, tools.Registry
+	memoryMode := tools.MemoryMode()
 	if s.executor, err = executor.New(executor.Config{
 		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Logger: cfg.Logger,
 	}); err != nil {
