@@ -3,7 +3,7 @@
 //
 //	toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data]  serve the API (flags also from $TOOLHOST_*)
 //	toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR]   run one item, print its result
-//	toolhost list [--tools-dir DIR]                            the services of the tools folder
+//	toolhost list [--tools-dir DIR]                            every tool serve would serve, with its availability
 //	toolhost check MODULE.wasm                                 a module's services, or why it was refused
 //	toolhost check INPUT OUTPUT OPERATION…                     profile-check a schema pair, print its fingerprint
 //	toolhost policy [-operation FILE]                          the platform policy, or an operation's effective policy

@@ -9,32 +9,35 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"toolhost/host"
+	"toolhost/internal/catalog"
+	"toolhost/internal/contracts"
 	"toolhost/internal/engines"
-	"toolhost/internal/engines/pages"
+	"toolhost/internal/engines/netprobe"
 	"toolhost/internal/executor"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 	"toolhost/internal/schema"
-	"toolhost/internal/supervisor"
+	"toolhost/internal/server"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wasmtool"
 	"toolhost/internal/wire"
 )
 
-// toolFlags are the flags of the commands that load tool modules.
+// toolFlags are the flags of the commands that see the tools as the server
+// does. Their defaults are serve's: $TOOLHOST_TOOLS_DIR and
+// $TOOLHOST_CACHE_DIR when set, so that a command run beside a server sees
+// its folder and shares its compilation cache.
 type toolFlags struct {
 	toolsDir string
 	cacheDir string
 }
 
 func (f *toolFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.toolsDir, "tools-dir", "wasm", "the folder of tool modules")
-	fs.StringVar(&f.cacheDir, "cache-dir", defaultCacheDir(), "where compiled modules are cached")
+	fs.StringVar(&f.toolsDir, "tools-dir", envOr("TOOLHOST_TOOLS_DIR", "wasm"), "the folder of tool modules ($TOOLHOST_TOOLS_DIR)")
+	fs.StringVar(&f.cacheDir, "cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
 }
 
 // defaultCacheDir is the user's cache folder, or none when it is unknown.
@@ -46,18 +49,16 @@ func defaultCacheDir() string {
 	return filepath.Join(dir, "toolhost", "compiled")
 }
 
-// loader opens a host runtime and a loader on the default platform.
-func (f *toolFlags) loader(ctx context.Context) (*host.Runtime, *wasmtool.Loader, error) {
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: f.cacheDir})
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := wasmtool.NewLoader(rt, wasmtool.Config{Platform: policy.DefaultPlatform()})
-	if err != nil {
-		rt.Close(ctx)
-		return nil, nil, err
-	}
-	return rt, l, nil
+// open composes the tools as serve does (server.OpenTools): the tools
+// folder, the native packages in supervised workers, the page-only tools,
+// on platform — but static (no watcher) and waiting for every load, as a
+// one-shot command should. The caller closes them.
+func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slog.Logger) (*server.Tools, error) {
+	return server.OpenTools(ctx, server.ToolsConfig{
+		Dir: f.toolsDir, CacheDir: f.cacheDir, Platform: platform,
+		Natives: engines.Packages(), ProbeAllow: os.Getenv(netprobe.AllowEnv),
+		Static: true, Logger: log,
+	})
 }
 
 // parseWithPositional parses flags that may follow positional arguments.
@@ -76,40 +77,10 @@ func parseWithPositional(fs *flag.FlagSet, args []string) ([]string, error) {
 	return positional, nil
 }
 
-// loadedModule is one module of the tools folder, loaded or refused.
-type loadedModule struct {
-	file string
-	tool *wasmtool.Tool
-	err  error
-}
-
-// loadDir loads every .wasm module of dir, in name order.
-func loadDir(ctx context.Context, l *wasmtool.Loader, dir string) ([]loadedModule, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("reading the tools folder: %w", err)
-	}
-	slices.Sort(files)
-	mods := make([]loadedModule, len(files))
-	for i, file := range files {
-		t, err := l.LoadFile(ctx, file)
-		mods[i] = loadedModule{file: filepath.Base(file), tool: t, err: err}
-	}
-	return mods, nil
-}
-
-func closeAll(ctx context.Context, mods []loadedModule) {
-	for _, m := range mods {
-		if m.tool != nil {
-			m.tool.Close(ctx)
-		}
-	}
-}
-
-// runList prints every service of the tools folder, and every refusal.
+// runList prints every tool the server would serve from the tools folder
+// and the binary — the folder's modules, the native packages, the
+// page-only tools — with its availability, and every refusal
+// (docs/registry.md, "toolhost list").
 func runList(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -119,30 +90,70 @@ func runList(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: list takes only flags", errUsage)
 	}
 	ctx := context.Background()
-	rt, l, err := tf.loader(ctx)
+	tools, err := tf.open(ctx, policy.DefaultPlatform(), quietLog())
 	if err != nil {
 		return err
 	}
-	defer rt.Close(ctx)
-	mods, err := loadDir(ctx, l, tf.toolsDir)
-	if err != nil {
-		return err
-	}
-	defer closeAll(ctx, mods)
-	var out []any
-	for _, m := range mods {
-		out = append(out, describeModule(m))
-	}
-	return printCanonical(stdout, map[string]any{"modules": out})
+	defer tools.Close(ctx)
+	return printCanonical(stdout, listing(tools.Registry.Snapshot()))
 }
 
-// describeModule is a module's report: its services or its refusal.
-func describeModule(m loadedModule) map[string]any {
-	if m.err != nil {
-		return map[string]any{"file": m.file, "refused": loadRefusal(m.err)}
+// listed is one service in toolhost list's document.
+type listed struct {
+	ToolCode string `json:"tool_code"`
+	Name     string `json:"name"`
+	// Source is "NAME.wasm" or "builtin/NAME".
+	Source    string              `json:"source"`
+	Execution contracts.Execution `json:"execution"`
+	// Status is the tools.tool@1 status, as the descriptor gives it.
+	Status contracts.Status `json:"status"`
+	// Available says whether the server runs the tool; Reason says why
+	// not: page_only, or the descriptor's statusReason.
+	Available             bool     `json:"available"`
+	Reason                string   `json:"reason,omitempty"`
+	ContractVersion       string   `json:"contract_version"`
+	ImplementationVersion string   `json:"implementation_version"`
+	SchemaFingerprint     string   `json:"schema_fingerprint"`
+	Operations            []string `json:"operations"`
+}
+
+// listing is toolhost list's document: every published service, sorted by
+// tool code, and every refusal of the snapshot.
+func listing(snap *registry.Snapshot) map[string]any {
+	services := []listed{}
+	for _, svc := range snap.Services() {
+		d := svc.Definition
+		tool := catalog.Tool(svc)
+		l := listed{
+			ToolCode: d.ToolCode, Name: d.Name, Source: svc.Source,
+			Execution: tool.Execution, Status: tool.Status, Available: true,
+			ContractVersion: d.ContractVersion, ImplementationVersion: d.ImplementationVersion,
+			SchemaFingerprint: d.Fingerprint, Operations: d.OperationNames(),
+		}
+		switch {
+		case !d.Platform.API:
+			// Listed by the catalogue, run by no API (ADR-027).
+			l.Available, l.Reason = false, catalog.UnavailablePageOnly
+		case tool.Status == contracts.StatusUnavailable:
+			l.Available, l.Reason = false, tool.StatusReason
+		}
+		services = append(services, l)
+	}
+	failures := snap.Failures()
+	if failures == nil {
+		failures = []registry.Failure{}
+	}
+	return map[string]any{"services": services, "failures": failures}
+}
+
+// describeModule is the report of one module file: its services, or why it
+// was refused.
+func describeModule(file string, t *wasmtool.Tool, err error) map[string]any {
+	if err != nil {
+		return map[string]any{"file": file, "refused": loadRefusal(err)}
 	}
 	var services []any
-	for _, s := range m.tool.Services() {
+	for _, s := range t.Services() {
 		entry := map[string]any{"tool_code": s.ToolCode}
 		switch {
 		case s.Refusal != nil:
@@ -158,9 +169,9 @@ func describeModule(m loadedModule) map[string]any {
 		services = append(services, entry)
 	}
 	return map[string]any{
-		"file":                   m.file,
-		"contract_version":       m.tool.ContractVersion(),
-		"implementation_version": m.tool.ImplementationVersion(),
+		"file":                   file,
+		"contract_version":       t.ContractVersion(),
+		"implementation_version": t.ImplementationVersion(),
 		"services":               services,
 	}
 }
@@ -173,21 +184,24 @@ func loadRefusal(err error) map[string]any {
 	return map[string]any{"reason": "unreadable", "detail": err.Error()}
 }
 
-// checkModule loads one module file and reports its services or refusals;
-// it fails when anything was refused.
+// checkModule loads one module file with the server's loader and reports
+// its services or refusals, with the full reasons; it fails when anything
+// was refused.
 func checkModule(path string, stdout io.Writer) error {
 	ctx := context.Background()
-	var tf toolFlags
-	tf.cacheDir = defaultCacheDir()
-	rt, l, err := tf.loader(ctx)
+	// No folder and no natives: only the loader is used.
+	tools, err := server.OpenTools(ctx, server.ToolsConfig{
+		CacheDir: envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), Static: true, Logger: quietLog(),
+	})
 	if err != nil {
 		return err
 	}
-	defer rt.Close(ctx)
-	t, err := l.LoadFile(ctx, path)
-	m := loadedModule{file: filepath.Base(path), tool: t, err: err}
-	defer closeAll(ctx, []loadedModule{m})
-	if perr := printCanonical(stdout, describeModule(m)); perr != nil {
+	defer tools.Close(ctx)
+	t, err := tools.Loader.LoadFile(ctx, path)
+	if t != nil {
+		defer t.Close(ctx)
+	}
+	if perr := printCanonical(stdout, describeModule(filepath.Base(path), t, err)); perr != nil {
 		return perr
 	}
 	if err != nil {
@@ -238,44 +252,14 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 	return fmt.Errorf("%s failed: %s", code, res.Error.Code)
 }
 
-// openRegistry opens what a one-shot command needs to see the tools as the
-// server does: a host runtime, a supervisor for the native packages, and a
-// static registry over the tools folder and those packages. close releases
-// them, in reverse order.
+// openRegistry opens the tools as the server composes them (toolFlags.open)
+// and returns their registry; close releases everything.
 func openRegistry(ctx context.Context, tf toolFlags, platform policy.Platform, log *slog.Logger) (reg *registry.Registry, close func(), err error) {
-	var closers []func()
-	close = func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	defer func() {
-		if err != nil {
-			close()
-		}
-	}()
-	rt, l, err := tf.loader(ctx)
+	tools, err := tf.open(ctx, platform, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	closers = append(closers, func() { rt.Close(ctx) })
-	sup, err := supervisor.New(supervisor.Config{Logger: log})
-	if err != nil {
-		return nil, nil, err
-	}
-	closers = append(closers, func() { sup.Close(ctx) })
-	builtins := []registry.Builtin{{Name: pages.Name, Declaration: pages.Declaration(), Runner: pages.Runner{}}}
-	for _, p := range engines.Packages() {
-		builtins = append(builtins, registry.Builtin{Name: p.Name, Declaration: p.Declaration,
-			Runner: sup.Runner(p), MissingEngines: p.MissingEngines()})
-	}
-	reg, err = registry.Open(ctx, registry.Config{Dir: tf.toolsDir, Loader: l, Platform: platform,
-		Builtins: builtins, Static: true, Logger: log})
-	if err != nil {
-		return nil, nil, err
-	}
-	closers = append(closers, func() { reg.Close(ctx) })
-	return reg, close, nil
+	return tools.Registry, func() { tools.Close(ctx) }, nil
 }
 
 // quietLog is the operator's log of one-shot commands: warnings and errors
@@ -284,8 +268,8 @@ func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// runItem runs one item of code as the server would: the tools folder and
-// the native packages in a registry, the item through the executor (so the
+// runItem runs one item of code as the server would: the tools composed as
+// serve composes them (toolFlags.open), the item through the executor (so the
 // same pins, limits, deadlines and sandboxes apply), native tools in
 // supervised workers. A parameters document that is not strict JSON is an
 // invalid_parameters result, as it is per item in a batch.
@@ -301,11 +285,12 @@ func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*ex
 		return nil, err
 	}
 	log := quietLog()
-	reg, closeReg, err := openRegistry(ctx, tf, platform, log)
+	tools, err := tf.open(ctx, platform, log)
 	if err != nil {
 		return nil, err
 	}
-	defer closeReg()
+	defer tools.Close(ctx)
+	reg := tools.Registry
 	ex, err := executor.New(executor.Config{Platform: platform, Snapshot: reg.Snapshot, Logger: log})
 	if err != nil {
 		return nil, err

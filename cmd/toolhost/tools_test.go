@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,7 +48,7 @@ func TestToolCommands(t *testing.T) {
 			stdin: `{"operation":"value","currency":"EUR","holdings":[{"instrument_id":"A","quantity":"2","price":"10.5","currency":"EUR"}]}`,
 			code:  0, stdout: `"total":"21.00"`},
 		{name: "run with parameters that are not JSON", args: []string{"run", "ping", "--tools-dir", dir, "--cache-dir", cache}, stdin: `{"operation":`, code: 1, stdout: `"code":"invalid_parameters"`},
-		{name: "list", args: []string{"list", "--tools-dir", dir, "--cache-dir", cache}, code: 0, stdout: `"reason":"declaration_missing"`},
+		{name: "list", args: []string{"list", "--tools-dir", dir, "--cache-dir", cache}, code: 0, stdout: `"detail":"declaration_missing"`},
 		{name: "list a missing folder", args: []string{"list", "--tools-dir", filepath.Join(dir, "nope")}, code: 1},
 		{name: "check a good module", args: []string{"check", filepath.Join(dir, "ping.wasm")}, code: 0, stdout: `"schema_fingerprint":"`},
 		{name: "check a refused service", args: []string{"check", filepath.Join(dir, "describe_lies.wasm")}, code: 1, stdout: `"reason":"schema_profile"`},
@@ -61,4 +63,136 @@ func TestToolCommands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listDoc is toolhost list's document, as docs/registry.md describes it.
+type listDoc struct {
+	Services []struct {
+		ToolCode   string   `json:"tool_code"`
+		Source     string   `json:"source"`
+		Execution  string   `json:"execution"`
+		Status     string   `json:"status"`
+		Available  bool     `json:"available"`
+		Reason     *string  `json:"reason"`
+		Operations []string `json:"operations"`
+	} `json:"services"`
+	Failures []struct {
+		File     string `json:"filename"`
+		ToolCode string `json:"tool_code"`
+		Reason   string `json:"reason"`
+		Detail   string `json:"detail"`
+	} `json:"failures"`
+}
+
+// list runs toolhost list with args and decodes its document.
+func list(t *testing.T, args ...string) listDoc {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(append([]string{"list"}, args...), strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("list %q = %d\nstdout: %s\nstderr: %s", args, code, stdout.String(), stderr.String())
+	}
+	var doc listDoc
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("list %q: %v\n%s", args, err, stdout.String())
+	}
+	return doc
+}
+
+// TestListShowsWhatServeServes checks that list shows every tool the server
+// would serve — the folder's modules, the native builtins, the page-only
+// tools — with its availability and reason, and the folder's refusals.
+func TestListShowsWhatServeServes(t *testing.T) {
+	dir := toolsDir(t, "ping", "describe_lies", "no_compute")
+	cache := t.TempDir()
+	type want struct {
+		source, execution string
+		available         bool
+		reason            string
+	}
+	check := func(t *testing.T, doc listDoc, wants map[string]want) {
+		t.Helper()
+		got := map[string]want{}
+		for i, s := range doc.Services {
+			if i > 0 && doc.Services[i-1].ToolCode >= s.ToolCode {
+				t.Errorf("services not sorted by tool code: %q before %q", doc.Services[i-1].ToolCode, s.ToolCode)
+			}
+			if s.Available != (s.Reason == nil) {
+				t.Errorf("%s: available %v with reason %v", s.ToolCode, s.Available, s.Reason)
+			}
+			w := want{source: s.Source, execution: s.Execution, available: s.Available}
+			if s.Reason != nil {
+				w.reason = *s.Reason
+			}
+			got[s.ToolCode] = w
+		}
+		for code, w := range wants {
+			if got[code] != w {
+				t.Errorf("%s: got %+v, want %+v", code, got[code], w)
+			}
+		}
+	}
+	failures := func(t *testing.T, doc listDoc) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, f := range doc.Failures {
+			out[f.File+" "+f.ToolCode] = f.Reason + "/" + f.Detail
+		}
+		return out
+	}
+
+	t.Run("engines present", func(t *testing.T) {
+		doc := list(t, "--tools-dir", dir, "--cache-dir", cache)
+		wants := map[string]want{
+			"ping": {source: "ping.wasm", execution: "client", available: true},
+			"yt":   {source: "builtin/pages", execution: "job", reason: "page_only"},
+			// A network probe needs no engine: always available.
+			"dns_lookup": {source: "builtin/netprobe", execution: "sync", available: true},
+		}
+		// The PAC allocator needs cbc, the PDF tools qpdf and pdftoppm:
+		// available exactly when this host has them.
+		pac := want{source: "builtin/pac_allocator", execution: "sync", available: true}
+		if _, err := exec.LookPath("cbc"); err != nil {
+			pac.available, pac.reason = false, "engine_missing: cbc"
+		}
+		wants["pac_allocator"] = pac
+		check(t, doc, wants)
+		f := failures(t, doc)
+		if f["no_compute.wasm "] != "import_failed/declaration_missing" {
+			t.Errorf("no_compute.wasm: got %q, want import_failed/declaration_missing (failures %v)", f["no_compute.wasm "], f)
+		}
+		if len(doc.Failures) < 2 {
+			t.Errorf("failures = %v, want the refused module and the refused service", f)
+		}
+		for _, fl := range doc.Failures {
+			if fl.File == "describe_lies.wasm" && fl.Reason != "definition_invalid" {
+				t.Errorf("describe_lies.wasm: got %+v, want definition_invalid", fl)
+			}
+		}
+	})
+
+	t.Run("engines missing", func(t *testing.T) {
+		// Without PATH the native engines are missing: their tools are
+		// listed unavailable with the catalogue's reason.
+		t.Setenv("PATH", t.TempDir())
+		doc := list(t, "--tools-dir", dir, "--cache-dir", cache)
+		check(t, doc, map[string]want{
+			"pac_allocator": {source: "builtin/pac_allocator", execution: "sync", reason: "engine_missing: cbc"},
+			"pdf_protect":   {source: "builtin/pdf", execution: "job", reason: "engine_missing: qpdf, pdftoppm"},
+			"yt":            {source: "builtin/pages", execution: "job", reason: "page_only"},
+			"ping":          {source: "ping.wasm", execution: "client", available: true},
+		})
+	})
+
+	t.Run("serve's environment", func(t *testing.T) {
+		// With no flags, list reads the folder and the cache serve would.
+		envCache := t.TempDir()
+		t.Setenv("TOOLHOST_TOOLS_DIR", dir)
+		t.Setenv("TOOLHOST_CACHE_DIR", envCache)
+		doc := list(t)
+		check(t, doc, map[string]want{"ping": {source: "ping.wasm", execution: "client", available: true}})
+		entries, err := os.ReadDir(envCache)
+		if err != nil || len(entries) == 0 {
+			t.Errorf("TOOLHOST_CACHE_DIR %s holds %d entries (%v), want the compiled modules", envCache, len(entries), err)
+		}
+	})
 }
