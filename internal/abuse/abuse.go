@@ -146,6 +146,10 @@ type Entry struct {
 	// Reported is true when the guard was in report mode and let the run
 	// through.
 	Reported bool
+	// RequestID is the request's id (its X-Request-Id), or "". It is not
+	// part of the row's key: a row keeps the ids of its first and last
+	// events. It must never be derived from an address.
+	RequestID string
 }
 
 // Row is one stored row, as operators read it: Count events of one key in
@@ -166,6 +170,11 @@ type Row struct {
 	Tool      string
 	Reason    string
 	Reported  bool
+	// FirstRequestID and LastRequestID are the request ids of the events
+	// at Time and at Last (equal for a single event); "" when unknown
+	// (rows written before migration 0006, events without an id).
+	FirstRequestID string
+	LastRequestID  string
 }
 
 // Stats are the Log's counters since New.
@@ -192,10 +201,12 @@ type key struct {
 	reported  bool
 }
 
-// tally is a pending row.
+// tally is a pending row: its count, and the time and request id of its
+// first and last events.
 type tally struct {
-	first, last time.Time
-	count       int64
+	first, last     time.Time
+	firstID, lastID string
+	count           int64
 }
 
 // Log is the abuse log. Its methods are safe for concurrent use. A Log
@@ -371,7 +382,7 @@ func (l *Log) Record(_ context.Context, e Entry) error {
 	switch {
 	case e.Reason == "":
 		return fmt.Errorf("%w: no reason", ErrInvalidEntry)
-	case len(e.Reason) > MaxFieldBytes, len(e.Tool) > MaxFieldBytes, len(e.Principal) > MaxFieldBytes:
+	case len(e.Reason) > MaxFieldBytes, len(e.Tool) > MaxFieldBytes, len(e.Principal) > MaxFieldBytes, len(e.RequestID) > MaxFieldBytes:
 		return fmt.Errorf("%w: a field is longer than %d bytes", ErrInvalidEntry, MaxFieldBytes)
 	}
 	if l.isClosed() {
@@ -389,14 +400,14 @@ func (l *Log) Record(_ context.Context, e Entry) error {
 	}
 	if t := l.pending[k]; t != nil {
 		t.count++
-		t.last = now
+		t.last, t.lastID = now, e.RequestID
 		return nil
 	}
 	if len(l.pending) >= l.maxPending {
 		l.dropped.Add(1)
 		return ErrDropped
 	}
-	l.pending[k] = &tally{first: now, last: now, count: 1}
+	l.pending[k] = &tally{first: now, last: now, firstID: e.RequestID, lastID: e.RequestID, count: 1}
 	return nil
 }
 
@@ -446,8 +457,9 @@ func (l *Log) flush(ctx context.Context, keep bool) error {
 	defer l.pmu.Unlock()
 	for k, t := range batch {
 		if cur := l.pending[k]; keep && cur != nil {
+			// t's events came before cur's.
 			cur.count += t.count
-			cur.first = t.first
+			cur.first, cur.firstID = t.first, t.firstID
 		} else if keep && len(l.pending) < l.maxPending {
 			l.pending[k] = t
 		} else {
@@ -465,13 +477,16 @@ func (l *Log) write(ctx context.Context, batch map[key]*tally) error {
 		return fmt.Errorf("writing the abuse log: %w", err)
 	}
 	defer tx.Rollback() // a no-op after Commit
-	update, err := tx.PrepareContext(ctx, `UPDATE abuse_log SET count = count + ?, last_at = max(coalesce(last_at, at), ?)
-		WHERE bucket = ? AND caller IS ? AND principal = ? AND tool = ? AND reason = ? AND reported = ?`)
+	// The stored row keeps its first event; its last is the later of the
+	// two (SET's right-hand sides all read the row as it was).
+	update, err := tx.PrepareContext(ctx, `UPDATE abuse_log SET count = count + ?1, last_at = max(coalesce(last_at, at), ?2),
+		last_request_id = CASE WHEN ?2 >= coalesce(last_at, at) THEN ?3 ELSE last_request_id END
+		WHERE bucket = ?4 AND caller IS ?5 AND principal = ?6 AND tool = ?7 AND reason = ?8 AND reported = ?9`)
 	if err != nil {
 		return fmt.Errorf("writing the abuse log: %w", err)
 	}
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO abuse_log (at, last_at, bucket, count, caller, principal, tool, reason, reported)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO abuse_log (at, last_at, bucket, count, caller, principal, tool, reason, reported,
+		first_request_id, last_request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return fmt.Errorf("writing the abuse log: %w", err)
 	}
@@ -483,7 +498,7 @@ func (l *Log) write(ctx context.Context, batch map[key]*tally) error {
 		t := batch[k]
 		caller := sql.NullString{String: k.caller, Valid: k.hasCaller}
 		last := t.last.Format(timeFormat)
-		res, err := update.ExecContext(ctx, t.count, last, k.bucket, caller, k.principal, k.tool, k.reason, k.reported)
+		res, err := update.ExecContext(ctx, t.count, last, t.lastID, k.bucket, caller, k.principal, k.tool, k.reason, k.reported)
 		if err != nil {
 			return fmt.Errorf("writing the abuse log: %w", err)
 		}
@@ -492,7 +507,8 @@ func (l *Log) write(ctx context.Context, batch map[key]*tally) error {
 		} else if n > 0 {
 			continue
 		}
-		if _, err := insert.ExecContext(ctx, t.first.Format(timeFormat), last, k.bucket, t.count, caller, k.principal, k.tool, k.reason, k.reported); err != nil {
+		if _, err := insert.ExecContext(ctx, t.first.Format(timeFormat), last, k.bucket, t.count, caller, k.principal, k.tool, k.reason, k.reported,
+			t.firstID, t.lastID); err != nil {
 			return fmt.Errorf("writing the abuse log: %w", err)
 		}
 	}
@@ -550,7 +566,8 @@ func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, erro
 		limit = -1 // SQLite: no limit
 	}
 	rows, err := l.db.ReadDB().QueryContext(ctx,
-		`SELECT id, at, coalesce(last_at, at), count, coalesce(caller, ''), principal, tool, reason, reported
+		`SELECT id, at, coalesce(last_at, at), count, coalesce(caller, ''), principal, tool, reason, reported,
+		        first_request_id, last_request_id
 		   FROM abuse_log WHERE at >= ? ORDER BY at, id LIMIT ?`,
 		since.UTC().Format(timeFormat), limit)
 	if err != nil {
@@ -561,7 +578,8 @@ func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, erro
 	for rows.Next() {
 		var r Row
 		var at, last string
-		if err := rows.Scan(&r.ID, &at, &last, &r.Count, &r.Caller, &r.Principal, &r.Tool, &r.Reason, &r.Reported); err != nil {
+		if err := rows.Scan(&r.ID, &at, &last, &r.Count, &r.Caller, &r.Principal, &r.Tool, &r.Reason, &r.Reported,
+			&r.FirstRequestID, &r.LastRequestID); err != nil {
 			return nil, fmt.Errorf("listing the abuse log: %w", err)
 		}
 		if r.Time, err = time.Parse(timeFormat, at); err != nil {

@@ -366,6 +366,7 @@ func TestRecordRefusesInvalidEntries(t *testing.T) {
 		{name: "long reason", entry: Entry{Reason: long}, err: ErrInvalidEntry},
 		{name: "long tool", entry: Entry{Reason: "r", Tool: long}, err: ErrInvalidEntry},
 		{name: "long principal", entry: Entry{Reason: "r", Principal: long}, err: ErrInvalidEntry},
+		{name: "long request id", entry: Entry{Reason: "r", RequestID: long}, err: ErrInvalidEntry},
 		{name: "no address", entry: Entry{Reason: "r"}},
 	}
 	for _, tt := range tests {
