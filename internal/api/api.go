@@ -131,14 +131,21 @@ func New(cfg Config) *Server {
 		}
 		s.guard = g
 	}
+	// HEAD is served by the GET routes and request ids are given out in
+	// Handler (requestid.go); gin's trees list GET only.
 	s.engine.HandleMethodNotAllowed = true
-	s.engine.Use(s.recoverer, s.accessLog)
-	s.engine.NoRoute(func(c *gin.Context) { problem(c, http.StatusNotFound, "not_found", "No such route.") })
-	s.engine.NoMethod(func(c *gin.Context) {
-		problem(c, http.StatusMethodNotAllowed, "method_not_allowed", "The route does not take this method.")
+	// The access log is outside the recoverer, so that it logs the 500
+	// of a panic.
+	s.engine.Use(s.accessLog, s.recoverer)
+	s.engine.NoRoute(func(c *gin.Context) {
+		writeProblem(c, Problem{Status: http.StatusNotFound, Code: "not_found", Detail: "No such route."})
 	})
+	s.engine.NoMethod(methodNotAllowed)
 	s.engine.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	s.engine.GET("/readyz", s.ready)
+	if cfg.Metrics != nil {
+		s.engine.GET("/metrics", gin.WrapH(cfg.Metrics.Handler()))
+	}
 
 	tools := s.engine.Group(Prefix+"/tools", s.authenticate)
 	tools.GET("/catalog", s.catalog)
@@ -150,8 +157,10 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Handler returns the HTTP handler.
-func (s *Server) Handler() http.Handler { return s.engine }
+// Handler returns the HTTP handler: every route, /metrics when
+// Config.Metrics is set, HEAD wherever GET is served, and the request id
+// of every answer.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
 
 // Drain marks the server as draining: /readyz answers 503 so that a load
 // balancer stops sending requests, while requests in flight finish.
@@ -259,9 +268,10 @@ func (s *Server) recoverer(c *gin.Context) {
 			if r == http.ErrAbortHandler {
 				panic(r)
 			}
-			s.cfg.Logger.Error("handler panicked", "path", c.FullPath(), "panic", r)
+			s.cfg.Logger.Error("handler panicked", "path", c.FullPath(), "panic", r, "request_id", RequestID(c))
 			if !c.Writer.Written() {
-				problem(c, http.StatusInternalServerError, "internal_error", "The server failed to handle the request.")
+				writeProblem(c, Problem{Status: http.StatusInternalServerError, Code: "internal_error",
+					Detail: "The server failed to handle the request."})
 			}
 			c.Abort()
 		}
@@ -269,14 +279,16 @@ func (s *Server) recoverer(c *gin.Context) {
 	c.Next()
 }
 
-// accessLog logs each request's route, status and duration: never a body,
-// a query or a header.
+// accessLog logs each request's method (HEAD for a HEAD served by its GET
+// route), route, status, duration and request id: never a body, a query,
+// an address or another header.
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	s.cfg.Logger.Info("request",
-		"method", c.Request.Method,
+		"method", method(c),
 		"route", c.FullPath(),
 		"status", c.Writer.Status(),
-		"duration_ms", float64(time.Since(start).Microseconds())/1e3)
+		"duration_ms", float64(time.Since(start).Microseconds())/1e3,
+		"request_id", RequestID(c))
 }

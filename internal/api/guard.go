@@ -196,6 +196,7 @@ func (s *Server) recordAbuse(c *gin.Context, e abuse.Entry) {
 	if s.cfg.Abuse == nil {
 		return
 	}
+	e.RequestID = RequestID(c)
 	if err := s.cfg.Abuse.Record(context.WithoutCancel(c.Request.Context()), e); err != nil && !errors.Is(err, abuse.ErrDropped) {
 		s.cfg.Logger.Warn("abuse log", "tool", e.Tool, "reason", e.Reason, "err", err)
 	}

@@ -25,6 +25,9 @@ type Problem struct {
 	Retryable  *bool           `json:"retryable,omitempty"`
 	Issues     []toolerr.Issue `json:"issues,omitempty"`
 	IssueCount int             `json:"issue_count,omitempty"`
+	// Instance names this occurrence: InstancePrefix and the request id
+	// of the answer's X-Request-Id (requestid.go). writeProblem sets it.
+	Instance string `json:"instance,omitempty"`
 }
 
 // problem writes a problem document and aborts the request.
@@ -35,6 +38,7 @@ func problem(c *gin.Context, status int, code, detail string) {
 func writeProblem(c *gin.Context, p Problem) {
 	p.Type = ProblemType + p.Code
 	p.Title = http.StatusText(p.Status)
+	p.Instance = instance(RequestID(c))
 	c.Abort()
 	writeJSON(c, p.Status, "application/problem+json", p)
 }
