@@ -19,7 +19,8 @@ import (
 
 // abuseRow is one abuse log row as `abuse list` prints it. A row stands
 // for Count events of one key in one minute: Time is the first of them,
-// LastAt the last (equal to Time for a single event).
+// LastAt the last (equal to Time for a single event), and the request ids
+// are theirs, absent when unknown.
 type abuseRow struct {
 	ID        int64  `json:"id"`
 	Time      string `json:"time"`
@@ -30,6 +31,10 @@ type abuseRow struct {
 	Tool      string `json:"tool"`
 	Reason    string `json:"reason"`
 	Reported  bool   `json:"reported"`
+	// FirstRequestID and LastRequestID are the X-Request-Id of the
+	// events at Time and LastAt.
+	FirstRequestID string `json:"first_request_id,omitempty"`
+	LastRequestID  string `json:"last_request_id,omitempty"`
 }
 
 // abuseTime is the format of the times `abuse list` prints: UTC, to the
@@ -92,6 +97,9 @@ func runAbuse(args []string, stdout io.Writer) error {
 			Tool:      r.Tool,
 			Reason:    r.Reason,
 			Reported:  r.Reported,
+
+			FirstRequestID: r.FirstRequestID,
+			LastRequestID:  r.LastRequestID,
 		}
 		if err := printCanonical(stdout, out); err != nil {
 			return err

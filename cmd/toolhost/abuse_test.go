@@ -46,15 +46,15 @@ func TestAbuseList(t *testing.T) {
 	if now := time.Now(); now.Second() >= 58 {
 		time.Sleep(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
 	}
-	for range 3 {
-		if err := l.Record(ctx, abuse.Entry{IP: netip.MustParseAddr("203.0.113.9"), Principal: "user:bob", Tool: "port_check", Reason: "quota.exceeded", Reported: true}); err != nil {
+	for _, id := range []string{"req-1", "req-2", "req-3"} {
+		if err := l.Record(ctx, abuse.Entry{IP: netip.MustParseAddr("203.0.113.9"), Principal: "user:bob", Tool: "port_check", Reason: "quota.exceeded", Reported: true, RequestID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	l.Close()
 	s.Close()
 
-	recent := regexp.MustCompile(`^\{"caller":"[0-9a-f]{64}","count":3,"id":3,"last_at":"([0-9T:.-]{23}Z)","principal":"user:bob","reason":"quota.exceeded","reported":true,"time":"([0-9T:.-]{23}Z)","tool":"port_check"\}$`)
+	recent := regexp.MustCompile(`^\{"caller":"[0-9a-f]{64}","count":3,"first_request_id":"req-1","id":3,"last_at":"([0-9T:.-]{23}Z)","last_request_id":"req-3","principal":"user:bob","reason":"quota.exceeded","reported":true,"time":"([0-9T:.-]{23}Z)","tool":"port_check"\}$`)
 	older := []string{
 		`{"caller":"","count":1,"id":1,"last_at":"` + pre + `","principal":"","reason":"probe.forbidden","reported":false,"time":"` + pre + `","tool":"dns_lookup"}`,
 		`{"caller":"","count":4,"id":2,"last_at":"` + oldLast + `","principal":"","reason":"throttled","reported":false,"time":"` + oldAt + `","tool":"port_check"}`,
