@@ -31,10 +31,11 @@ func boundedConfig(t *testing.T, dir string, lc wasmtool.Config) (registry.Confi
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	lc.Platform = policy.DefaultPlatform()
-	if cfg.Loader, err = wasmtool.NewLoader(rt, lc); err != nil {
+	l, err := wasmtool.NewLoader(rt, lc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	l := cfg.Loader
+	cfg.Loader = l
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -13,7 +13,6 @@ import (
 	"toolhost/internal/schema"
 	"toolhost/internal/tooldef"
 	"toolhost/internal/toolerr"
-	"toolhost/internal/wasmtool"
 )
 
 // pkg is what one package brings to a discovery: either a failure of the
@@ -86,15 +85,16 @@ func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 // moduleFailure is the failure of a module refused as a whole: import_failed
 // with the load reason as Detail, refined by the lower layer's code when it
 // has one ("declaration_refused/version_invalid", "load_timeout/describe",
-// "module_limits/br_table_targets"). An error that is not a LoadError (the
-// file could not be stat'ed or read) is "unreadable".
+// "module_limits/br_table_targets"). An error that is not a [LoadRefusal]
+// (the file could not be stat'ed or read) is "unreadable".
 func moduleFailure(source string, err error) *Failure {
 	detail := "unreadable"
-	var le *wasmtool.LoadError
-	if errors.As(err, &le) {
-		detail = string(le.Reason)
-		if codePattern.MatchString(le.Detail) {
-			detail += "/" + le.Detail
+	var lr LoadRefusal
+	if errors.As(err, &lr) {
+		reason, finer := lr.Refusal()
+		detail = reason
+		if codePattern.MatchString(finer) {
+			detail += "/" + finer
 		}
 	}
 	return &Failure{File: source, Reason: ReasonImportFailed, Detail: detail}
@@ -140,7 +140,7 @@ func modulePkg(source string, m *module, log *slog.Logger) *pkg {
 		} else {
 			svc.Effective = map[string]policy.Effective{}
 			for _, op := range s.Definition.OperationNames() {
-				svc.Effective[op], _ = s.Effective(op)
+				svc.Effective[op] = s.Effective[op]
 			}
 		}
 		p.claims = append(p.claims, claim{code: s.ToolCode, service: svc})
@@ -157,7 +157,7 @@ func builtinPkg(b Builtin, platform policy.Platform, log *slog.Logger) *pkg {
 	decl, err := tooldef.Decode(b.Declaration, tooldef.Options{})
 	if err != nil {
 		log.Error("registry: builtin package refused", "package", source, "error", err)
-		detail := string(wasmtool.DeclarationRefused)
+		detail := DeclarationRefused
 		var r *tooldef.Refusal
 		if errors.As(err, &r) {
 			detail += "/" + string(r.Reason)

@@ -9,7 +9,6 @@ import (
 
 	"toolhost/internal/engine"
 	"toolhost/internal/policy"
-	"toolhost/internal/wasmtool"
 )
 
 // The defaults of a Config.
@@ -41,10 +40,10 @@ type Config struct {
 	// manifest NAME.tool.json when there is one. Empty means no folder:
 	// only the builtins are published.
 	Dir string
-	// Loader loads the folder's modules. Required when Dir is set. It
-	// clamps WASM operations to its own platform policy, which must be
-	// Platform.
-	Loader *wasmtool.Loader
+	// Loader loads the folder's modules (*wasmtool.Loader in the server).
+	// Required when Dir is set. It clamps WASM operations to its own
+	// platform policy, which must be Platform.
+	Loader Loader
 	// Platform is the platform policy the builtins' operations are
 	// clamped to. It must be coherent.
 	Platform policy.Platform
@@ -68,7 +67,7 @@ type Config struct {
 	// LoadWait bounds how long Open and Reload wait for loads before
 	// publishing what is ready; the loads still running are published
 	// when they end. Zero waits for every load, each of which ends by its
-	// phase deadlines (wasmtool.Config) or, when wazero cannot be
+	// phase deadlines (the Loader's) or, when its work cannot be
 	// interrupted, is abandoned at them.
 	LoadWait time.Duration
 	// Static turns the live folder off: no watcher and no periodic

@@ -59,9 +59,16 @@
 // then publish what is ready. So one slow module delays only itself, and
 // Close returns within its context whatever a load is doing. A load whose
 // file is replaced or removed has its context ended. [Registry.Loading]
-// lists the loads in progress, each with the phase wasmtool reports
-// (wasmtool.Observer), and the abandoned ones until their work gives its
+// lists the loads in progress, each with the phase the loader reports
+// (a [LoadObserver]), and the abandoned ones until their work gives its
 // slot back; it has its own lock, so reading it never waits for a scan.
+//
+// # The loader seam
+//
+// The registry holds its loader through [Loader], declared here with what
+// the registry calls, and the modules it loads through [LoadedModule]; it
+// reads a loader's refusal through [LoadRefusal]. *wasmtool.Loader
+// implements them; the registry imports nothing of package wasmtool.
 //
 // # The settle rule
 //

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"toolhost/internal/wasmtool"
 )
 
 // stamp is what stat says of a module file and its sidecar manifest.
@@ -25,6 +23,7 @@ type stamp struct {
 	irregular               bool  // not a regular file (a FIFO, a device)
 	sidecar                 bool
 	sidecarSize, sidecarMod int64
+	sidecarIrregular        bool
 }
 
 // newest is the later of the two modification times.
@@ -133,7 +132,7 @@ func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 			obs = &observation{stamp: st, since: now}
 		}
 		seen[name] = obs
-		switch refusal := unreadable(st); {
+		switch refusal := r.unreadable(st); {
 		case old != nil && old.fresh(st) && !(retryFailed && old.mod == nil):
 			next[name] = old
 		case refusal != nil:
@@ -227,7 +226,7 @@ func (r *Registry) list() ([]string, error) {
 	var names []string
 	for _, de := range des {
 		name := de.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".wasm") || de.IsDir() {
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ModuleSuffix) || de.IsDir() {
 			continue
 		}
 		names = append(names, name)
@@ -250,30 +249,26 @@ func statModule(path string) (stamp, error) {
 		return stamp{}, fs.ErrNotExist
 	}
 	st := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), irregular: !fi.Mode().IsRegular()}
-	switch si, err := os.Stat(wasmtool.SidecarPath(path)); {
+	switch si, err := os.Stat(SidecarPath(path)); {
 	case err == nil:
 		st.sidecar, st.sidecarSize, st.sidecarMod = true, si.Size(), si.ModTime().UnixNano()
-	case !wasmtool.NoSuchFile(err):
+		st.sidecarIrregular = !si.Mode().IsRegular()
+	case !noSuchFile(err):
 		return stamp{}, err
 	}
 	return st, nil
 }
 
-// unreadable is the refusal of a file from its stamp alone: not a regular
-// file, or over its size limit. The read checks both again on the opened
-// descriptor, since the file may change between the stat and the open.
-func unreadable(st stamp) error {
-	switch {
-	case st.irregular:
-		return &wasmtool.LoadError{Reason: wasmtool.NotRegular, Err: errors.New("the module is not a regular file")}
-	case st.size > wasmtool.MaxModuleBytes:
-		return &wasmtool.LoadError{Reason: wasmtool.ModuleTooLarge,
-			Err: fmt.Errorf("the module's %d bytes are over the %d-byte limit", st.size, wasmtool.MaxModuleBytes)}
-	case st.sidecar && st.sidecarSize > wasmtool.MaxSidecarBytes:
-		return &wasmtool.LoadError{Reason: wasmtool.SidecarTooLarge,
-			Err: fmt.Errorf("the sidecar's %d bytes are over the %d-byte limit", st.sidecarSize, wasmtool.MaxSidecarBytes)}
+// unreadable is the loader's refusal of a file from its stamp alone: not
+// a regular file, or over its size limit. The read checks both again on
+// the opened descriptor, since the file may change between the stat and
+// the open.
+func (r *Registry) unreadable(st stamp) error {
+	var sidecar *FileStat
+	if st.sidecar {
+		sidecar = &FileStat{Regular: !st.sidecarIrregular, Size: st.sidecarSize}
 	}
-	return nil
+	return r.cfg.Loader.Unreadable(FileStat{Regular: !st.irregular, Size: st.size}, sidecar)
 }
 
 // loadJob is the load of one settled file: read it and, unless its content
@@ -306,12 +301,12 @@ func (j *loadJob) supersede() {
 
 // loaded is what a load job produced, before it is recorded.
 type loaded struct {
-	ended     bool           // the registry closed: nothing to record
-	unsettled *stamp         // the file changed while it was read
-	readErr   error          // the file could not be read
-	same      bool           // the content is old's
-	tool      *wasmtool.Tool // loaded; closed when discarded
-	loadErr   error          // refused at load
+	ended     bool         // the registry closed: nothing to record
+	unsettled *stamp       // the file changed while it was read
+	readErr   error        // the file could not be read
+	same      bool         // the content is old's
+	tool      LoadedModule // loaded; closed when discarded
+	loadErr   error        // refused at load
 	sum       [sha256.Size]byte
 	read      time.Time
 }
@@ -323,7 +318,7 @@ func (r *Registry) runJob(j *loadJob) {
 	defer r.jobs.Done()
 	defer j.cancel()
 	obs, end := r.progress.begin(j.name)
-	out := r.loadOne(wasmtool.WithObserver(j.ctx, obs), j)
+	out := r.loadOne(j.ctx, obs, j)
 	// Listed until its outcome is recorded (and published, unless a
 	// discovery waiting for it publishes it).
 	r.finish(j, out)
@@ -333,9 +328,9 @@ func (r *Registry) runJob(j *loadJob) {
 // loadOne reads a settled file and loads it unless its content hashes to
 // the loaded one, within the registry's bound on loads holding file bytes.
 // The stamp is taken again after reading: a file that changed meanwhile is
-// not loaded. ctx is the job's, carrying its observer. It runs without
+// not loaded. ctx is the job's; obs follows its progress. It runs without
 // r.mu.
-func (r *Registry) loadOne(ctx context.Context, j *loadJob) loaded {
+func (r *Registry) loadOne(ctx context.Context, obs *LoadObserver, j *loadJob) loaded {
 	select {
 	case r.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -345,7 +340,7 @@ func (r *Registry) loadOne(ctx context.Context, j *loadJob) loaded {
 	path := filepath.Join(r.cfg.Dir, j.name)
 	r.log.Debug("registry: loading a module", "file", fileSource(j.name), "path", path)
 	read := time.Now()
-	files, err := r.cfg.Loader.ReadFiles(ctx, path)
+	files, err := r.cfg.Loader.ReadModule(ctx, path, SidecarPath(path), obs)
 	if ctx.Err() != nil {
 		return loaded{ended: true}
 	}
@@ -358,15 +353,11 @@ func (r *Registry) loadOne(ctx context.Context, j *loadJob) loaded {
 	if err != nil {
 		return loaded{readErr: err}
 	}
-	var sidecar []byte
-	if files.Sidecar != nil {
-		sidecar = files.Sidecar.Data
-	}
-	sum := contentSum(files.Module.Data, sidecar)
+	sum := contentSum(files.Module, files.Sidecar)
 	if j.old != nil && j.old.sum == sum && !j.old.retry && !(j.retry && j.old.mod == nil) {
 		return loaded{same: true, sum: sum, read: read}
 	}
-	tool, err := r.cfg.Loader.Load(ctx, files.Module.Data, sidecar)
+	tool, err := r.cfg.Loader.LoadModule(ctx, files, obs)
 	if ctx.Err() != nil {
 		if tool != nil {
 			tool.Close(context.Background())
@@ -603,7 +594,7 @@ func (r *Registry) watch(ctx context.Context) {
 func watched(path string) bool {
 	name := filepath.Base(path)
 	return !strings.HasPrefix(name, ".") &&
-		(strings.HasSuffix(name, ".wasm") || strings.HasSuffix(name, wasmtool.SidecarSuffix))
+		(strings.HasSuffix(name, ModuleSuffix) || strings.HasSuffix(name, SidecarSuffix))
 }
 
 // rescan is one scan of the live folder: it waits for the loads it

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"toolhost/internal/wasmtool"
 )
 
 // Load is one load of a module file in progress, as [Registry.Loading]
@@ -18,10 +16,10 @@ type Load struct {
 	// File is the module's file name ("NAME.wasm"), never a path: the
 	// same sanitised name as a [Failure]'s.
 	File string
-	// Phase is the phase running now: [wasmtool.PhaseQueued] while the
-	// load waits for a load slot (the registry's, or the loader's, which
-	// abandoned work may hold), then wasmtool's phases (read, instrument,
-	// compile, image, describe).
+	// Phase is the phase running now: [PhaseQueued] while the load waits
+	// for a load slot (the registry's, or the loader's, which abandoned
+	// work may hold), then the Loader's phases (wasmtool's: read,
+	// instrument, compile, image, describe).
 	Phase string
 	// Since is when the load began, once its file had settled; PhaseSince
 	// is when its current phase (or its wait for a slot) began.
@@ -58,9 +56,9 @@ type loads struct {
 // begin records a load of the file name starting now, queued, and
 // returns the observer that keeps it current and end, which the load job
 // calls when it returns.
-func (l *loads) begin(name string) (obs *wasmtool.Observer, end func()) {
+func (l *loads) begin(name string) (obs *LoadObserver, end func()) {
 	now := time.Now()
-	p := &progress{Load: Load{File: fileSource(name), Phase: wasmtool.PhaseQueued, Since: now, PhaseSince: now}}
+	p := &progress{Load: Load{File: fileSource(name), Phase: PhaseQueued, Since: now, PhaseSince: now}}
 	l.mu.Lock()
 	if l.set == nil {
 		l.set = map[*progress]struct{}{}
@@ -75,7 +73,7 @@ func (l *loads) begin(name string) (obs *wasmtool.Observer, end func()) {
 			delete(l.set, p)
 		}
 	}
-	obs = &wasmtool.Observer{
+	obs = &LoadObserver{
 		Phase: func(phase string, timeout time.Duration) {
 			update(func() {
 				p.Phase, p.PhaseSince, p.PhaseTimeout = phase, time.Now(), timeout

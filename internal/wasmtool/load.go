@@ -210,7 +210,7 @@ func (l *Loader) Wait(ctx context.Context) error {
 // more) counts as absent. Refusals are a *LoadError.
 func (l *Loader) ReadFiles(ctx context.Context, path string) (*Files, error) {
 	return runPhases(l, ctx, PhaseRead, func(context.Context, func(string)) (*Files, error) {
-		return readFiles(path)
+		return readFiles(path, SidecarPath(path))
 	}, func(*Files) {})
 }
 

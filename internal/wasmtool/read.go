@@ -42,17 +42,18 @@ type Files struct {
 	Sidecar *File // nil when there is none
 }
 
-// readFiles reads the module at path and its sidecar manifest (see
-// [SidecarPath]) when one exists, each with readFile under its own size
-// limit. A sidecar whose name is too long for the file system (a module
-// name of 246 bytes or more) cannot exist and counts as absent.
-func readFiles(path string) (*Files, error) {
+// readFiles reads the module at path and its sidecar manifest at sidecar
+// ([SidecarPath] of path, unless the caller names another) when one
+// exists, each with readFile under its own size limit. A sidecar whose
+// name is too long for the file system (a module name of 246 bytes or
+// more) cannot exist and counts as absent.
+func readFiles(path, sidecar string) (*Files, error) {
 	m, err := readFile(path, MaxModuleBytes, ModuleTooLarge)
 	if err != nil {
 		return nil, err
 	}
 	fs := &Files{Module: *m}
-	side, err := readFile(SidecarPath(path), MaxSidecarBytes, SidecarTooLarge)
+	side, err := readFile(sidecar, MaxSidecarBytes, SidecarTooLarge)
 	switch {
 	case err == nil:
 		fs.Sidecar = side
