@@ -1,0 +1,126 @@
+package server_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// layers are the packages below the routes and what none of them may
+// depend on, directly or not (docs/architecture.md): nothing below the
+// routes knows HTTP or gin, and the registry holds its loader through its
+// own interface, not the WASM loader.
+var layers = []struct {
+	pkg       string
+	forbidden []string // import paths; "p/..." is p and every package under it
+}{
+	{pkg: "toolhost/internal/guard", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
+	{pkg: "toolhost/internal/contracts", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
+	{pkg: "toolhost/internal/tooldef", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/...", "toolhost/internal/contracts"}},
+	{pkg: "toolhost/internal/executor", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
+	{pkg: "toolhost/internal/registry", forbidden: []string{"toolhost/internal/wasmtool"}},
+}
+
+// TestLayering reads the import graph with go list and fails for each
+// layer that reaches a forbidden package, naming the import chain.
+func TestLayering(t *testing.T) {
+	gobin := goCommand(t)
+	args := []string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \",\"}}"}
+	for _, l := range layers {
+		args = append(args, l.pkg)
+	}
+	cmd := exec.Command(gobin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if imports != "" {
+			graph[pkg] = strings.Split(imports, ",")
+		} else {
+			graph[pkg] = nil
+		}
+	}
+	for _, l := range layers {
+		t.Run(l.pkg, func(t *testing.T) {
+			if _, ok := graph[l.pkg]; !ok {
+				t.Fatalf("go list did not list %s", l.pkg)
+			}
+			for _, chain := range chains(graph, l.pkg, l.forbidden) {
+				t.Errorf("%s depends on %s: %s", l.pkg, chain[len(chain)-1], strings.Join(chain, " → "))
+			}
+		})
+	}
+}
+
+// chains returns, for each forbidden package root reaches, one shortest
+// import chain from root to it, in the order they are found.
+func chains(graph map[string][]string, root string, forbidden []string) [][]string {
+	banned := func(p string) bool {
+		for _, f := range forbidden {
+			if base, all := strings.CutSuffix(f, "/..."); all && (p == base || strings.HasPrefix(p, base+"/")) || p == f {
+				return true
+			}
+		}
+		return false
+	}
+	parent := map[string]string{root: ""}
+	queue := []string{root}
+	var found [][]string
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		imports := slices.Clone(graph[p])
+		slices.Sort(imports)
+		for _, q := range imports {
+			if _, seen := parent[q]; seen {
+				continue
+			}
+			parent[q] = p
+			if banned(q) {
+				chain := []string{q}
+				for at := p; at != ""; at = parent[at] {
+					chain = append(chain, at)
+				}
+				slices.Reverse(chain)
+				found = append(found, chain)
+				continue // what a forbidden package imports is its own business
+			}
+			queue = append(queue, q)
+		}
+	}
+	return found
+}
+
+// goCommand is the go command of the toolchain running the test: the one
+// in runtime.GOROOT()/bin, else the one on PATH. Without one the test is
+// skipped, except under CI=true, where it fails.
+func goCommand(t *testing.T) string {
+	t.Helper()
+	name := "go"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if p := filepath.Join(runtime.GOROOT(), "bin", name); runtime.GOROOT() != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no go command: the layering cannot be checked")
+	}
+	t.Skip("no go command: the layering is not checked")
+	return ""
+}
