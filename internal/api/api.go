@@ -6,13 +6,10 @@
 package api
 
 import (
-	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,23 +22,14 @@ import (
 	"toolhost/internal/metrics"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
+	"toolhost/internal/run"
 )
 
 // Prefix is where the API is mounted.
 const Prefix = "/api/v1"
 
-// Accounts resolves a bearer token to the principal of an active account.
-type Accounts interface {
-	// Principal returns a stable, opaque principal key for token, or an
-	// error when the token is unknown or its account disabled: both are a
-	// 401, and the API does not say which.
-	Principal(ctx context.Context, token string) (string, error)
-}
-
-// Executor is the per-process executor the compute route hands batches to.
+// Executor is what diagnostics read of the per-process executor.
 type Executor interface {
-	Compute(ctx context.Context, b executor.Batch) (*executor.BatchResult, error)
-	BatchRequestTimeout(items []executor.Item) time.Duration
 	Pool() executor.PoolSnapshot
 }
 
@@ -56,10 +44,12 @@ type Capabilities struct {
 
 // Config is what the server needs.
 type Config struct {
-	Platform policy.Platform
-	Accounts Accounts
+	// Run is the application layer every run goes through: callers,
+	// admission, items, outcomes. Required for every route but the
+	// probes.
+	Run *run.App
+	// Executor is read by diagnostics (its pool); nil shows an empty pool.
 	Executor Executor
-	Snapshot func() *registry.Snapshot
 	// Loading lists the tools folder's loads in progress
 	// (registry.Registry.Loading), for diagnostics and /readyz; nil lists
 	// none.
@@ -77,16 +67,8 @@ type Config struct {
 	// Version is the server's version, for the OpenAPI document.
 	Version string
 	Logger  *slog.Logger
-	// Guard resolves callers and admits runs; nil makes a guard with the
-	// defaults (report mode, no trusted proxy, the default quota table).
-	Guard *guard.Guard
-	// Credentials resolves tokens and sessions for the guard; nil treats
-	// every caller of the tools routes as anonymous.
-	Credentials guard.Credentials
-	// Abuse receives refused and reported runs; nil logs nothing.
-	Abuse AbuseLog
-	// Metrics counts runs, refusals and quota decisions; nil counts
-	// nothing.
+	// Metrics is served at /metrics and counts the form gate's refusals;
+	// nil serves and counts nothing.
 	Metrics *metrics.Metrics
 }
 
@@ -101,11 +83,11 @@ type Server struct {
 	drainOnce sync.Once
 	// ownerKey is Config.OwnerKey or a random key.
 	ownerKey []byte
-	// validators caches the compiled input schema of each job tool, by
-	// tool code (inputValidator).
-	validators sync.Map
-	// guard is Config.Guard or a default one.
+	// guard is the application layer's guard, or a default one.
 	guard *guard.Guard
+	// platform is the application layer's platform policy, or the
+	// default one.
+	platform policy.Platform
 	// forms bounds the multipart bodies read at once (read.go).
 	forms formGate
 }
@@ -124,7 +106,10 @@ func New(cfg Config) *Server {
 			panic(fmt.Sprintf("api: no randomness: %v", err))
 		}
 	}
-	if s.guard = cfg.Guard; s.guard == nil {
+	s.platform = policy.DefaultPlatform()
+	if cfg.Run != nil {
+		s.guard, s.platform = cfg.Run.Guard(), cfg.Run.Platform()
+	} else {
 		g, err := guard.New(guard.Config{})
 		if err != nil {
 			panic(fmt.Sprintf("api: default guard: %v", err))
@@ -196,68 +181,6 @@ func (s *Server) ready(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
-}
-
-// principalKey is where authenticate leaves the caller's principal.
-const principalKey = "toolhost.principal"
-
-// capabilitiesKey is where authenticate leaves the token's capabilities
-// ([]string), when Config.Credentials resolved it.
-const capabilitiesKey = "toolhost.capabilities"
-
-// authenticate is the active-account boundary of the seed-000 routes: a
-// bearer token of an enabled account, or 401.
-func (s *Server) authenticate(c *gin.Context) {
-	token, ok := bearer(c.GetHeader("Authorization"))
-	if !ok {
-		unauthorized(c)
-		return
-	}
-	var principal string
-	var caps []string
-	var err error
-	if s.cfg.Credentials != nil {
-		var id guard.Identity
-		if id, err = s.cfg.Credentials.Token(c.Request.Context(), token); err == nil {
-			principal, caps = id.Principal, id.Capabilities
-		}
-	} else {
-		principal, err = s.cfg.Accounts.Principal(c.Request.Context(), token)
-	}
-	if errors.Is(err, guard.ErrUnavailable) {
-		storeBusy(c) // the store could not check the token in time: not a 401
-		return
-	}
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			s.cfg.Logger.Debug("token refused", "err", err)
-		}
-		unauthorized(c)
-		return
-	}
-	c.Set(principalKey, principal)
-	c.Set(capabilitiesKey, caps)
-	c.Next()
-}
-
-func unauthorized(c *gin.Context) {
-	c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
-	problem(c, http.StatusUnauthorized, "unauthorized", "A valid bearer token of an active account is required.")
-}
-
-// bearer returns the token of an "Authorization: Bearer TOKEN" header.
-func bearer(h string) (string, bool) {
-	const scheme = "bearer "
-	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
-		return "", false
-	}
-	t := h[len(scheme):]
-	for i := 0; i < len(t); i++ {
-		if t[i] <= ' ' || t[i] >= 0x7f {
-			return "", false
-		}
-	}
-	return t, true
 }
 
 // recoverer turns a panic in a handler into a logged 500 problem, never a

@@ -27,25 +27,3 @@ func TestReadyzWhileDraining(t *testing.T) {
 		t.Errorf("unknown route: %d", got)
 	}
 }
-
-func TestBearer(t *testing.T) {
-	tests := []struct {
-		header, token string
-		ok            bool
-	}{
-		{"Bearer th_abc", "th_abc", true},
-		{"bearer th_abc", "th_abc", true},
-		{"BEARER th_abc", "th_abc", true},
-		{"Bearer ", "", false},
-		{"Basic dXNlcjpwYXNz", "", false},
-		{"Bearer th abc", "", false},
-		{"Bearer th_\x7f", "", false},
-		{"", "", false},
-	}
-	for _, tt := range tests {
-		got, ok := bearer(tt.header)
-		if got != tt.token || ok != tt.ok {
-			t.Errorf("bearer(%q) = %q, %v; want %q, %v", tt.header, got, ok, tt.token, tt.ok)
-		}
-	}
-}

@@ -74,13 +74,13 @@ type formBody struct {
 
 // newFormBody wraps the request's body of c.
 func (s *Server) newFormBody(c *gin.Context) *formBody {
-	grace := time.Duration(s.cfg.Platform.IngressTimeoutMS) * time.Millisecond
+	grace := time.Duration(s.platform.IngressTimeoutMS) * time.Millisecond
 	if grace <= 0 {
 		grace = 2 * time.Second
 	}
 	b := &formBody{body: c.Request.Body, rc: http.NewResponseController(c.Writer), now: time.Now, grace: grace}
-	b.end = b.now().Add(time.Duration(s.cfg.Platform.RequestTimeoutMS) * time.Millisecond)
-	if s.cfg.Platform.RequestTimeoutMS <= 0 {
+	b.end = b.now().Add(time.Duration(s.platform.RequestTimeoutMS) * time.Millisecond)
+	if s.platform.RequestTimeoutMS <= 0 {
 		b.end = b.now().Add(time.Minute)
 	}
 	return b
@@ -258,15 +258,15 @@ func (g *formGate) acquire(keys []string, limits []int) (func(), bool) {
 // and bounds the server's discard of what is left of the body; call it
 // once the body has been read. On a refusal it writes the problem.
 func (s *Server) openForm(c *gin.Context, class string, lim formLimits) (*multipartBody, func(), bool) {
-	caller := guardCaller(c)
+	caller := origin(c).Caller
 	a, column := s.guard.Allowance(class, caller)
 	perCaller := a.ConcurrentPerCaller
 	if perCaller <= 0 {
-		perCaller = s.cfg.Platform.MaxPendingItemsPerPrincipal
+		perCaller = s.platform.MaxPendingItemsPerPrincipal
 	}
 	gateRelease, ok := s.forms.acquire(
 		[]string{"process", "tier\x00" + class + "\x00" + column, "caller\x00" + class + "\x00" + column + "\x00" + caller.Key},
-		[]int{4 * s.cfg.Platform.MaxPendingItemsPerProcess, a.ConcurrentPerTier, perCaller})
+		[]int{4 * s.platform.MaxPendingItemsPerProcess, a.ConcurrentPerTier, perCaller})
 	if !ok {
 		if s.cfg.Metrics != nil {
 			s.cfg.Metrics.CountRefusal("upload_concurrency")
@@ -296,10 +296,10 @@ func (s *Server) openForm(c *gin.Context, class string, lim formLimits) (*multip
 // tools.run.body_timeout when the body does not arrive within the ingress
 // budget, 400 tools.run.invalid_request when it cannot be read.
 func (s *Server) readToolsBody(c *gin.Context) ([]byte, bool) {
-	if ingress := s.cfg.Platform.IngressTimeoutMS; ingress > 0 {
+	if ingress := s.platform.IngressTimeoutMS; ingress > 0 {
 		_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(time.Duration(ingress) * time.Millisecond))
 	}
-	limit := s.cfg.Platform.MaxRequestBodyBytes
+	limit := s.platform.MaxRequestBodyBytes
 	if c.Request.ContentLength > limit {
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
 		return nil, false

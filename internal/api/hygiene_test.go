@@ -30,6 +30,7 @@ import (
 	"toolhost/internal/metrics"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
+	"toolhost/internal/run"
 	"toolhost/internal/store"
 )
 
@@ -135,9 +136,14 @@ func startHygiene(t *testing.T, trusted ...netip.Prefix) *hygieneRig {
 	if r.token, err = accounts.CreateToken(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
+	m := metrics.New()
+	app, err := run.New(run.Config{Platform: platform, Snapshot: reg.Snapshot, Executor: ex, Guard: g,
+		Credentials: credentials{accounts}, Abuse: log, Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.api = New(Config{
-		Platform: platform, Accounts: credentials{accounts}, Credentials: credentials{accounts},
-		Executor: ex, Snapshot: reg.Snapshot, Guard: g, Abuse: log, Metrics: metrics.New(),
+		Run: app, Executor: ex, Metrics: m,
 		RuntimeID: "hygiene", Version: "test",
 		Logger: slog.New(slog.NewJSONHandler(r.logs, nil)),
 	})

@@ -17,34 +17,38 @@ import (
 	"toolhost/internal/contracts"
 	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
+	"toolhost/internal/run"
 	"toolhost/internal/wire"
 )
 
 // runJobTool is the run route of a job tool: it submits a job of
 // run.job.type with input { ...input, ...run.job.preset, tool:
-// run.job.operation } and waits up to wait_ms for it to finish.
-func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contracts.Tool) {
+// run.job.operation } (run.JobInput) and waits up to wait_ms for it to
+// finish.
+func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 	if s.cfg.Jobs == nil {
 		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
 		return
 	}
-	if !s.admitJobTool(c, tool) {
+	if err := run.JobRunnable(svc, origin(c)); err != nil {
+		s.toolsRefusal(c, err)
 		return
 	}
+	p := svc.Platform()
 	// The tool is known from the route: the run is admitted before its
 	// body is read, so that what the caller makes the server read and
 	// buffer counts against its quota class and concurrency. Only an
 	// egress tool needs its input (the target) to be admitted.
-	var release func()
+	var ad *run.Admission
 	held := false
 	defer func() {
 		if held {
-			release()
+			ad.Release()
 		}
 	}()
-	if !tool.Egress {
+	if !p.Egress {
 		var ok bool
-		if release, ok = s.admit(c, tool, nil); !ok {
+		if ad, ok = s.admit(c, svc, nil); !ok {
 			return
 		}
 		held = true
@@ -59,7 +63,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 	)
 	switch ct := c.ContentType(); {
 	case ct == "multipart/form-data":
-		mp, done, ok := s.openForm(c, tool.QuotaClass, s.jobFormLimits("input", "files", "wait_ms"))
+		mp, done, ok := s.openForm(c, p.QuotaClass, s.jobFormLimits("input", "files", "wait_ms"))
 		if !ok {
 			return
 		}
@@ -88,7 +92,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 			return
 		}
 		input, refs, wait = runRequestParts(req, wait)
-		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
+		files = mp.uploads(fileNames(svc), maxFileBytes(svc))
 	case ct == "application/json" || ct == "":
 		req, ok := s.readRunRequest(c)
 		if !ok {
@@ -99,38 +103,32 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service, tool contract
 		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A run is application/json or multipart/form-data.")
 		return
 	}
-	jobInput := make(map[string]any, len(input)+len(tool.Run.Job.Preset)+1)
-	for k, v := range input {
-		jobInput[k] = v
-	}
-	for k, v := range tool.Run.Job.Preset {
-		jobInput[k] = v
-	}
-	jobInput["tool"] = tool.Run.Job.Operation
+	jobInput := run.JobInput(svc, input)
 	// The quota is spent at admission; the job's concurrency slots are
 	// held for its whole life (holdUntilFinal), not only while the route
 	// waits for it.
 	if !held {
 		var ok bool
-		if release, ok = s.admit(c, tool, input); !ok {
+		if ad, ok = s.admit(c, svc, input); !ok {
 			return
 		}
 		held = true
 	}
-	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
+	job, ok := s.submit(c, svc, jobInput, refs, files)
 	if !ok {
 		return
 	}
 	formDone() // the form's slot is not held while the run waits
 	held = false
-	s.holdUntilFinal(job, release)
+	s.holdUntilFinal(job, ad.Release)
 	job = s.await(c.Request.Context(), job, wait)
-	s.answerJobRun(c, tool, job)
+	s.answerJobRun(c, svc, job)
 }
 
 // decodePart decodes a JSON field part of a multipart run.
 func (s *Server) decodePart(c *gin.Context, name string, raw []byte) (any, bool) {
-	v, err := wire.Decode(bytes.TrimSpace(raw), wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	p := s.platform
+	v, err := wire.Decode(bytes.TrimSpace(raw), wire.Limits{MaxBytes: int(p.MaxRequestBodyBytes), MaxDepth: 2 * p.MaxJSONDepth})
 	if err != nil {
 		toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is not JSON: %s", name, jsonRefusal(err)))
 		return nil, false
@@ -219,28 +217,28 @@ func (s *Server) await(ctx context.Context, job *jobs.Job, wait time.Duration) *
 
 // answerJobRun answers a job tool's run with tools.run@1: 200 when the job
 // finished, else 202 with its Location.
-func (s *Server) answerJobRun(c *gin.Context, tool contracts.Tool, job *jobs.Job) {
+func (s *Server) answerJobRun(c *gin.Context, svc *registry.Service, job *jobs.Job) {
 	d, err := s.document(c.Request.Context(), job)
 	if err != nil {
 		s.jobsProblem(c, err)
 		return
 	}
-	run := contracts.Run{ID: job.ID, Tool: tool.ID, Status: contracts.RunStatus(job.State),
+	doc := contracts.Run{ID: job.ID, Tool: svc.Code(), Status: contracts.RunStatus(job.State),
 		Job: &contracts.JobLink{ID: job.ID, Location: contracts.JobLocation(job.ID)}}
 	status := http.StatusOK
 	switch job.State {
 	case jobs.Succeeded:
-		run.Result = d.Result
-		if run.Result == nil {
-			run.Result = json.RawMessage("{}")
+		doc.Result = d.Result
+		if doc.Result == nil {
+			doc.Result = json.RawMessage("{}")
 		}
-		run.Files = d.files
+		doc.Files = d.files
 	case jobs.Failed, jobs.Cancelled:
-		run.Error = d.Error
-		run.Files = d.files
+		doc.Error = d.Error
+		doc.Files = d.files
 	default:
 		status = http.StatusAccepted
 		c.Header("Location", contracts.JobLocation(job.ID))
 	}
-	writeJSON(c, status, "application/json", run)
+	writeJSON(c, status, "application/json", doc)
 }

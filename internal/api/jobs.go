@@ -15,14 +15,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/catalog"
 	"toolhost/internal/contracts"
 	"toolhost/internal/guard"
 	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
-	"toolhost/internal/schema"
-	"toolhost/internal/store"
-	"toolhost/internal/tooldef"
+	"toolhost/internal/run"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
 )
@@ -31,18 +28,6 @@ import (
 // multipart with files), get, events (server-sent), files (owner or signed
 // URL), retry and cancel. The owner of a job is the caller's principal key.
 // Every refusal is a problem document, mapped in jobsProblem alone.
-
-// The problem codes of the jobs routes that the run-request contract does
-// not list: they concern a job, not a run.
-const (
-	ProblemJobNotFound      = "tools.job.not_found"
-	ProblemJobExpired       = "tools.job.expired"
-	ProblemJobState         = "tools.job.state_conflict"
-	ProblemJobSignature     = "tools.job.signature_invalid"
-	ProblemJobsUnavailable  = "tools.job.unavailable"
-	ProblemJobStorageFull   = contracts.ProblemStorageFull
-	problemJobInternalError = "internal_error"
-)
 
 // The wait of a job tool's run before it answers 202.
 const (
@@ -77,68 +62,10 @@ func (s *Server) registerJobs() {
 
 func (s *Server) jobsAvailable(c *gin.Context) {
 	if s.cfg.Jobs == nil {
-		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: ProblemJobsUnavailable,
-			Detail: "This server does not run jobs."})
+		toolsProblem(c, ProblemJobsUnavailable, "This server does not run jobs.")
 		return
 	}
 	c.Next()
-}
-
-// jobsProblem is the one place that maps the errors of the jobs subsystem,
-// and of the bodies the jobs routes read, to problem documents.
-func (s *Server) jobsProblem(c *gin.Context, err error) {
-	var fe *jobs.FileError
-	var mbe *http.MaxBytesError
-	switch {
-	case c.Request.Context().Err() != nil:
-		c.Abort() // the client is gone
-	case errors.Is(err, jobs.ErrStorageFull):
-		// Nothing of the request was kept; the jobs subsystem logged the
-		// folder, which is the operator's business, not the caller's.
-		writeProblem(c, Problem{Status: http.StatusInsufficientStorage, Code: ProblemJobStorageFull,
-			Detail: "The server has no room to store the job now; nothing was kept. Retry later.", Retryable: new(true)})
-	case errors.Is(err, store.ErrBusy):
-		// The database was locked past the request's budget (another
-		// process, say); the jobs subsystem changed nothing.
-		c.Header("Retry-After", "1")
-		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: contracts.ProblemStoreBusy,
-			Detail: "The job store is busy; nothing was changed. Retry after the Retry-After.", Retryable: new(true)})
-	case errors.As(err, &mbe):
-		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
-	case errors.Is(err, errUnexpectedPart):
-		toolsProblem(c, contracts.ProblemFileType, "A file part names no file input of the tool.")
-	case errors.Is(err, errMultipart):
-		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
-	case errors.As(err, &fe):
-		switch {
-		case errors.Is(fe.Err, jobs.ErrTooLarge):
-			toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The file %q is over the tool's limit of %d bytes.", fe.Name, fe.LimitBytes))
-		case errors.Is(fe.Err, jobs.ErrFileType):
-			toolsProblem(c, contracts.ProblemFileType, fmt.Sprintf("The file %q is %s, which the tool does not take.", fe.Name, fe.MediaType))
-		case errors.Is(fe.Err, jobs.ErrReference), errors.Is(fe.Err, jobs.ErrExpired), errors.Is(fe.Err, jobs.ErrNoMediaStore):
-			toolsProblem(c, contracts.ProblemFileNotFound, fmt.Sprintf("The file %q references nothing the caller may read.", fe.Name))
-		default:
-			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The file %q cannot be taken.", fe.Name))
-		}
-	case errors.Is(err, jobs.ErrNotFound):
-		writeProblem(c, Problem{Status: http.StatusNotFound, Code: ProblemJobNotFound, Detail: "No such job or file."})
-	case errors.Is(err, jobs.ErrExpired):
-		writeProblem(c, Problem{Status: http.StatusGone, Code: ProblemJobExpired, Detail: "The file or the link has expired."})
-	case errors.Is(err, jobs.ErrState):
-		writeProblem(c, Problem{Status: http.StatusConflict, Code: ProblemJobState, Detail: "The job's state does not allow this."})
-	case errors.Is(err, jobs.ErrSignature):
-		writeProblem(c, Problem{Status: http.StatusForbidden, Code: ProblemJobSignature, Detail: "The signed link is not valid."})
-	case errors.Is(err, jobs.ErrUnknownType):
-		toolsProblem(c, contracts.ProblemToolNotFound, "No tool runs jobs of this type.")
-	case errors.Is(err, jobs.ErrInvalid):
-		toolsProblem(c, contracts.ProblemInvalidRequest, "The job submission is not valid.")
-	case errors.Is(err, jobs.ErrClosed):
-		c.Header("Retry-After", "1")
-		toolsProblem(c, contracts.ProblemOverloaded, "The server is stopping; retry later.")
-	default:
-		s.cfg.Logger.Error("jobs route failed", "route", c.FullPath(), "err", err)
-		writeProblem(c, Problem{Status: http.StatusInternalServerError, Code: problemJobInternalError, Detail: "The server failed to handle the request."})
-	}
 }
 
 // jobRequest is the body of POST /jobs (or its "job" part).
@@ -176,7 +103,8 @@ func (s *Server) submitJob(c *gin.Context) {
 		return
 	}
 	var req jobRequest
-	doc, err := wire.Decode(raw, wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	p := s.platform
+	doc, err := wire.Decode(raw, wire.Limits{MaxBytes: int(p.MaxRequestBodyBytes), MaxDepth: 2 * p.MaxJSONDepth})
 	m, isObject := doc.(map[string]any)
 	if err == nil && isObject {
 		err = json.Unmarshal(raw, &req)
@@ -187,47 +115,31 @@ func (s *Server) submitJob(c *gin.Context) {
 		return
 	}
 	op, _ := req.Input["tool"].(string)
-	svc, ok := catalog.JobTool(s.cfg.Snapshot(), req.Type, op)
-	if !ok {
-		toolsProblem(c, contracts.ProblemToolNotFound, `No tool runs jobs of this type and input "tool".`)
-		return
+	svc, err := run.JobTool(s.cfg.Run.Snapshot(), req.Type, op)
+	if err == nil {
+		err = run.JobRunnable(svc, origin(c))
 	}
-	tool := catalog.Tool(svc)
-	if !s.admitJobTool(c, tool) {
+	if err != nil {
+		s.toolsRefusal(c, err)
 		return
 	}
 	// The quota is spent at submission; the concurrency slots are held
 	// for the job's whole life (holdUntilFinal).
-	release, ok := s.admit(c, tool, req.Input)
+	ad, ok := s.admit(c, svc, req.Input)
 	if !ok {
 		return
 	}
 	if mp != nil {
-		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
+		files = mp.uploads(fileNames(svc), maxFileBytes(svc))
 	}
-	job, ok := s.submit(c, svc, tool, req.Input, req.References, files)
+	job, ok := s.submit(c, svc, req.Input, req.References, files)
 	if !ok {
-		release()
+		ad.Release()
 		return
 	}
-	s.holdUntilFinal(job, release)
+	s.holdUntilFinal(job, ad.Release)
 	c.Header("Location", contracts.JobLocation(job.ID))
 	s.writeJob(c, http.StatusAccepted, job)
-}
-
-// admitJobTool refuses a run of a tool that cannot run now or does not
-// take the caller.
-func (s *Server) admitJobTool(c *gin.Context, tool contracts.Tool) bool {
-	switch {
-	case tool.Status == contracts.StatusUnavailable:
-		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+tool.StatusReason+".")
-		return false
-	case !tool.Auth.Anonymous && isAnonymousKey(c.GetString(callerKey)):
-		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
-		toolsProblem(c, contracts.ProblemUnauthenticated, "This tool needs a signed-in caller.")
-		return false
-	}
-	return true
 }
 
 // anonymousPrefix starts the principal key of an anonymous caller.
@@ -245,9 +157,9 @@ func hasUnknown(m map[string]any, known ...string) bool {
 // maxFileBytes is the largest maxBytes of tool's file inputs: the bound of
 // each file part of its uploads (the jobs subsystem's default when the
 // tool declares none).
-func maxFileBytes(tool contracts.Tool) int64 {
+func maxFileBytes(svc *registry.Service) int64 {
 	var n int64
-	for _, f := range tool.Files {
+	for _, f := range svc.Platform().Files {
 		n = max(n, f.MaxBytes)
 	}
 	if n <= 0 {
@@ -260,13 +172,14 @@ func maxFileBytes(tool contracts.Tool) int64 {
 // named JSON parts, each and all together within the platform's request
 // body cap, as a JSON body would be.
 func (s *Server) jobFormLimits(names ...string) formLimits {
-	b := s.cfg.Platform.MaxRequestBodyBytes
+	b := s.platform.MaxRequestBodyBytes
 	return formLimits{names: names, maxFields: len(names), fieldBytes: b, totalBytes: b}
 }
 
-func fileNames(tool contracts.Tool) []string {
-	names := make([]string, len(tool.Files))
-	for i, f := range tool.Files {
+func fileNames(svc *registry.Service) []string {
+	files := svc.Platform().Files
+	names := make([]string, len(files))
+	for i, f := range files {
 		names[i] = f.Name
 	}
 	return names
@@ -278,14 +191,16 @@ func fileNames(tool contracts.Tool) []string {
 // schema first, as the job will run it (each file input standing in as an
 // empty string): an input the tool would refuse is refused before any job
 // exists. On a refusal it writes the problem.
-func (s *Server) submit(c *gin.Context, svc *registry.Service, tool contracts.Tool, input map[string]any, refs []contracts.FileReference,
+func (s *Server) submit(c *gin.Context, svc *registry.Service, input map[string]any, refs []contracts.FileReference,
 	files iter.Seq2[jobs.Upload, error]) (*jobs.Job, bool) {
-	if !s.checkJobInput(c, svc, input) {
+	if err := run.CheckJobInput(svc, input); err != nil {
+		s.toolsRefusal(c, err)
 		return nil, false
 	}
+	p := svc.Platform()
 	var accept []string
 	var maxBytes int64
-	for _, f := range tool.Files {
+	for _, f := range p.Files {
 		for _, t := range f.Types {
 			if !slices.Contains(accept, t) {
 				accept = append(accept, t)
@@ -293,7 +208,7 @@ func (s *Server) submit(c *gin.Context, svc *registry.Service, tool contracts.To
 		}
 		maxBytes = max(maxBytes, f.MaxBytes)
 	}
-	names := fileNames(tool)
+	names := fileNames(svc)
 	var references []jobs.Reference
 	for _, r := range refs {
 		if !slices.Contains(names, r.Name) {
@@ -308,7 +223,7 @@ func (s *Server) submit(c *gin.Context, svc *registry.Service, tool contracts.To
 		return nil, false
 	}
 	job, err := s.cfg.Jobs.Submit(c.Request.Context(), jobs.Submission{
-		Owner: s.owner(c), Type: tool.Run.Job.Type, Input: raw, Files: files,
+		Owner: s.owner(c), Type: p.Job.Type, Input: raw, Files: files,
 		References: references, Accept: accept, MaxFileBytes: maxBytes,
 	})
 	if err != nil {
@@ -390,7 +305,7 @@ func (s *Server) document(ctx context.Context, job *jobs.Job) (*jobDoc, error) {
 		Tool string `json:"tool"`
 	}
 	_ = json.Unmarshal(job.Input, &input)
-	if svc, ok := catalog.JobTool(s.cfg.Snapshot(), job.Type, input.Tool); ok {
+	if svc, ok := s.cfg.Run.Snapshot().JobTool(job.Type, input.Tool); ok {
 		d.Tool = svc.Code()
 	}
 	switch p := job.Progress; {
@@ -450,23 +365,23 @@ func (s *Server) retryJob(c *gin.Context) {
 	var input map[string]any
 	_ = json.Unmarshal(old.Input, &input)
 	op, _ := input["tool"].(string)
-	release := func() {}
-	if svc, ok := catalog.JobTool(s.cfg.Snapshot(), old.Type, op); ok {
-		tool := catalog.Tool(svc)
-		if !s.admitJobTool(c, tool) {
+	var ad *run.Admission
+	if svc, ok := s.cfg.Run.Snapshot().JobTool(old.Type, op); ok {
+		if err := run.JobRunnable(svc, origin(c)); err != nil {
+			s.toolsRefusal(c, err)
 			return
 		}
-		if release, ok = s.admit(c, tool, input); !ok {
+		if ad, ok = s.admit(c, svc, input); !ok {
 			return
 		}
 	}
 	job, err := s.cfg.Jobs.Retry(ctx, c.Param("id"), s.owner(c))
 	if err != nil {
-		release()
+		ad.Release()
 		s.jobsProblem(c, err)
 		return
 	}
-	s.holdUntilFinal(job, release)
+	s.holdUntilFinal(job, ad.Release)
 	s.writeJob(c, http.StatusOK, job)
 }
 
@@ -570,67 +485,11 @@ func (s *Server) jobFile(c *gin.Context) {
 	http.ServeContent(c.Writer, c.Request, dl.File.Name, dl.File.CreatedAt, dl.Content)
 }
 
-// inputValidator is a compiled input schema of one definition.
-type inputValidator struct {
-	def *tooldef.Definition
-	v   *schema.Validator
-}
-
-// checkJobInput checks a job's input against svc's input schema: the
-// parameters the job will run with, the input without "tool", with the
-// operation, and an empty string for each file input the input does not
-// hold. On a refusal it writes the 422 problem with the sanitised issues.
-func (s *Server) checkJobInput(c *gin.Context, svc *registry.Service, input map[string]any) bool {
-	d := svc.Definition
-	iv, _ := s.validators.Load(d.ToolCode)
-	cached, _ := iv.(inputValidator)
-	if cached.def != d {
-		v, err := schema.Compile(d.InputSchema)
-		if err != nil {
-			toolsProblem(c, contracts.ProblemToolUnavailable, "The tool's input schema cannot be used now.")
-			return false
-		}
-		cached = inputValidator{def: d, v: v}
-		s.validators.Store(d.ToolCode, cached)
-	}
-	params := make(map[string]any, len(input)+1)
-	for k, v := range input {
-		if k != "tool" {
-			params[k] = v
-		}
-	}
-	params["operation"] = input["tool"]
-	for _, f := range d.Platform.Files {
-		if _, ok := params[f.Name]; !ok {
-			params[f.Name] = ""
-		}
-	}
-	// The decoded form the validator expects (json.Number, not float64).
-	raw, err := json.Marshal(params)
-	if err == nil {
-		var doc any
-		if doc, err = wire.Decode(raw, wire.Limits{MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth}); err == nil {
-			err = cached.v.Validate(doc, toolerr.InvalidParameters)
-		}
-	}
-	if err != nil {
-		p := Problem{Status: http.StatusUnprocessableEntity, Code: contracts.ProblemInvalidInput,
-			Detail: "The input does not match the tool's input schema."}
-		var te *toolerr.Error
-		if errors.As(err, &te) {
-			p.Issues, p.IssueCount = te.Issues, te.IssueCount
-		}
-		writeProblem(c, p)
-		return false
-	}
-	return true
-}
-
 // owner is the caller as the owner of jobs: the principal key of a signed-in
 // caller; for an anonymous caller, whose key holds its address, an HMAC of
 // that key under Config.OwnerKey, so that no address is stored with a job.
 func (s *Server) owner(c *gin.Context) string {
-	caller := c.GetString(callerKey)
+	caller := origin(c).Caller.Key
 	if !isAnonymousKey(caller) {
 		return caller
 	}

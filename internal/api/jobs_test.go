@@ -4,6 +4,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"toolhost/internal/guard"
+	"toolhost/internal/run"
 
 	"github.com/gin-gonic/gin"
 )
@@ -14,7 +16,7 @@ func TestJobOwner(t *testing.T) {
 	s := New(Config{OwnerKey: []byte("0123456789abcdef0123456789abcdef")})
 	owner := func(caller string) string {
 		c, _ := gin.CreateTestContext(httptest.NewRecorder())
-		c.Set(callerKey, caller)
+		c.Set(originKey, run.Origin{Caller: guard.Caller{Key: caller}})
 		return s.owner(c)
 	}
 	tests := []struct {

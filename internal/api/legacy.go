@@ -11,11 +11,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/catalog"
 	"toolhost/internal/contracts"
-	"toolhost/internal/executor"
+	"toolhost/internal/guard"
 	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
+	"toolhost/internal/run"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
 )
@@ -41,14 +41,7 @@ func (s *Server) registerLegacy() {
 // legacyMatch is a tool reached by a legacy route.
 type legacyMatch struct {
 	svc   *registry.Service
-	tool  contracts.Tool
 	route contracts.LegacyRoute
-}
-
-// legacyError is the old APIs' error answer.
-type legacyError struct {
-	Success bool           `json:"success"`
-	Error   *toolerr.Error `json:"error"`
 }
 
 func (s *Server) legacy(c *gin.Context) {
@@ -62,24 +55,23 @@ func (s *Server) legacy(c *gin.Context) {
 		return
 	}
 	var matches []legacyMatch
-	for _, svc := range s.cfg.Snapshot().Services() {
-		tool := catalog.Tool(svc)
-		if tool.Run == nil {
+	for _, svc := range s.cfg.Run.Snapshot().Services() {
+		if !svc.Platform().API {
 			continue
 		}
-		for _, r := range tool.Run.Legacy {
+		for _, r := range svc.Platform().Legacy {
 			if r.Method == c.Request.Method && r.Path == path {
-				matches = append(matches, legacyMatch{svc: svc, tool: tool, route: r})
+				matches = append(matches, legacyMatch{svc: svc, route: r})
 			}
 		}
 	}
 	if len(matches) == 0 {
-		problem(c, http.StatusNotFound, "legacy_not_found", "No tool answers this legacy route; see /api/v1/tools.")
+		legacyNotFound(c, "No tool answers this legacy route; see /api/v1/tools.")
 		return
 	}
 	// Before the body is read: a caller no tool of the route takes is
 	// refused at once, whatever tool the body would name.
-	if isAnonymousKey(c.GetString(callerKey)) && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.tool.Auth.Anonymous }) {
+	if origin(c).Caller.Tier == guard.Anonymous && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.svc.Platform().Anonymous }) {
 		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
 		toolsProblem(c, contracts.ProblemUnauthenticated, "The tools of this route need a signed-in caller.")
 		return
@@ -95,7 +87,7 @@ func (s *Server) legacy(c *gin.Context) {
 		// form is gated by the quota class of the route's first tool
 		// before a byte of it is read.
 		var ok bool
-		if mp, formDone, ok = s.openForm(c, matches[0].tool.QuotaClass, s.legacyFormLimits()); !ok {
+		if mp, formDone, ok = s.openForm(c, matches[0].svc.Platform().QuotaClass, s.legacyFormLimits()); !ok {
 			return
 		}
 		defer formDone()
@@ -103,15 +95,16 @@ func (s *Server) legacy(c *gin.Context) {
 			return
 		}
 	} else {
-		body, ok := s.readBody(c)
+		body, ok := s.readToolsBody(c)
 		if !ok {
 			return
 		}
-		doc, err := wire.Decode(body, wire.Limits{MaxBytes: int(s.cfg.Platform.MaxRequestBodyBytes), MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+		p := s.platform
+		doc, err := wire.Decode(body, wire.Limits{MaxBytes: int(p.MaxRequestBodyBytes), MaxDepth: 2 * p.MaxJSONDepth})
 		var isObject bool
 		input, isObject = doc.(map[string]any)
 		if err != nil || !isObject {
-			problem(c, http.StatusBadRequest, "invalid_json", "A legacy request is a JSON object.")
+			toolsProblem(c, contracts.ProblemInvalidRequest, "A legacy request is a JSON object.")
 			return
 		}
 	}
@@ -121,64 +114,39 @@ func (s *Server) legacy(c *gin.Context) {
 		sel, _ := input["tool"].(string)
 		i := slices.IndexFunc(matches, func(m legacyMatch) bool { return m.route.Selector != "" && m.route.Selector == sel })
 		if i < 0 {
-			problem(c, http.StatusNotFound, "legacy_not_found", "The request's \"tool\" names no tool of this legacy route.")
+			legacyNotFound(c, "The request's \"tool\" names no tool of this legacy route.")
 			return
 		}
 		m = matches[i]
 		delete(input, "tool")
 	}
-	c.Header("Link", "<"+contracts.RunEndpoint(m.tool.ID)+">; rel=\"successor-version\"")
-	switch {
-	case m.tool.Status == contracts.StatusUnavailable:
-		toolsProblem(c, contracts.ProblemToolUnavailable, "The tool is unavailable on this server: "+m.tool.StatusReason+".")
+	c.Header("Link", "<"+contracts.RunEndpoint(m.svc.Code())+">; rel=\"successor-version\"")
+	if err := run.Runnable(m.svc); err != nil {
+		s.toolsRefusal(c, err)
 		return
-	case m.tool.Execution == contracts.ExecutionJob:
-		s.legacyJob(c, m.svc, m.tool, input, mp)
+	}
+	switch {
+	case m.svc.Platform().Job != nil:
+		s.legacyJob(c, m.svc, input, mp)
 		return
 	case mp != nil:
 		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "This tool takes a JSON object, not an upload.")
 		return
 	}
-	release, ok := s.admit(c, m.tool, input)
+	ad, ok := s.admit(c, m.svc, input)
 	if !ok {
 		return
 	}
-	defer release()
+	defer ad.Release()
 	if m.route.Operation != "" {
 		input["operation"] = m.route.Operation
 	}
-	params, err := wire.Encode(input, wire.Limits{MaxDepth: 2 * s.cfg.Platform.MaxJSONDepth})
+	res, err := s.cfg.Run.Sync(c.Request.Context(), origin(c), m.svc, input, start)
 	if err != nil {
-		problem(c, http.StatusBadRequest, "invalid_json", "The request cannot be encoded.")
+		s.runRefusal(c, err)
 		return
 	}
-	res, ok := s.runItem(c, m.svc, params, start)
-	if !ok {
-		return
-	}
-	s.answerLegacy(c, res)
-}
-
-// answerLegacy answers in the old shapes: the result document itself on
-// success; {"success": false, "error": …} otherwise, with the status the
-// run route would give.
-func (s *Server) answerLegacy(c *gin.Context, r *executor.ItemResult) {
-	if r.Status == executor.StatusSuccess {
-		c.Data(http.StatusOK, "application/json; charset=utf-8", r.Result)
-		return
-	}
-	status := http.StatusOK // a run that happened and failed, as the run route answers it
-	switch r.Error.Code {
-	case toolerr.InvalidParameters:
-		status = http.StatusUnprocessableEntity
-	case toolerr.InputLimitExceeded:
-		status = http.StatusRequestEntityTooLarge
-	case toolerr.UnknownTool:
-		status = http.StatusNotFound
-	case toolerr.ToolUnavailable, toolerr.VersionMismatch, toolerr.QueueFull, toolerr.QueueTimeout, toolerr.ServiceUnavailable:
-		status = http.StatusServiceUnavailable
-	}
-	writeJSON(c, status, "application/json", legacyError{Error: r.Error})
+	answerLegacy(c, res)
 }
 
 // legacyInfo is GET /api/process/info: the tools /api/process reaches,
@@ -192,15 +160,18 @@ func (s *Server) legacyInfo(c *gin.Context) {
 		Successor string `json:"successor"`
 	}
 	entries := []entry{}
-	for _, svc := range s.cfg.Snapshot().Services() {
-		tool := catalog.Tool(svc)
-		if tool.Run == nil {
+	for _, svc := range s.cfg.Run.Snapshot().Services() {
+		if !svc.Platform().API {
 			continue
 		}
-		for _, r := range tool.Run.Legacy {
+		status := string(svc.Platform().Status)
+		if !svc.Available() {
+			status = string(contracts.StatusUnavailable)
+		}
+		for _, r := range svc.Platform().Legacy {
 			if r.Path == "/api/process" && r.Selector != "" {
-				entries = append(entries, entry{Selector: r.Selector, ID: tool.ID, Operation: r.Operation,
-					Status: string(tool.Status), Successor: contracts.RunEndpoint(tool.ID)})
+				entries = append(entries, entry{Selector: r.Selector, ID: svc.Code(), Operation: r.Operation,
+					Status: status, Successor: contracts.RunEndpoint(svc.Code())})
 			}
 		}
 	}
@@ -212,8 +183,8 @@ func (s *Server) legacyInfo(c *gin.Context) {
 // (an "input" field, a JSON object of parameters, within it too), all
 // together within the request body cap.
 func (s *Server) legacyFormLimits() formLimits {
-	return formLimits{maxFields: maxLegacyFields, fieldBytes: s.cfg.Platform.MaxParameterBytes,
-		totalBytes: s.cfg.Platform.MaxRequestBodyBytes}
+	p := s.platform
+	return formLimits{maxFields: maxLegacyFields, fieldBytes: p.MaxParameterBytes, totalBytes: p.MaxRequestBodyBytes}
 }
 
 // legacyFields turns the text fields of a legacy upload form into the
@@ -233,7 +204,7 @@ func (s *Server) legacyFields(c *gin.Context, fields map[string][]byte) (map[str
 		}
 		obj, isObject := v.(map[string]any)
 		if !isObject {
-			problem(c, http.StatusBadRequest, "invalid_json", "The \"input\" part is a JSON object.")
+			toolsProblem(c, contracts.ProblemInvalidRequest, "The \"input\" part is a JSON object.")
 			return nil, false
 		}
 		maps.Copy(input, obj)
@@ -257,45 +228,44 @@ type legacyAnswer struct {
 // "files" references), waits DefaultRunWait, and answers {success,
 // download} with a signed URL once the job succeeded, 202 with the job's
 // Location while it runs, or {success: false, error} when it failed.
-func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, tool contracts.Tool, input map[string]any, mp *multipartBody) {
+func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, input map[string]any, mp *multipartBody) {
 	if s.cfg.Jobs == nil {
 		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
 		return
 	}
-	if !s.admitJobTool(c, tool) {
+	if err := run.JobRunnable(svc, origin(c)); err != nil {
+		s.toolsRefusal(c, err)
 		return
 	}
 	var refs []contracts.FileReference
 	if v, ok := input["files"]; ok && mp == nil {
 		raw, _ := json.Marshal(v)
 		if err := json.Unmarshal(raw, &refs); err != nil {
-			problem(c, http.StatusBadRequest, "invalid_json", "\"files\" is a list of file references.")
+			toolsProblem(c, contracts.ProblemInvalidRequest, "\"files\" is a list of file references.")
 			return
 		}
 		delete(input, "files")
 	}
 	delete(input, "operation")
-	jobInput := maps.Clone(input)
-	maps.Copy(jobInput, tool.Run.Job.Preset)
-	jobInput["tool"] = tool.Run.Job.Operation
+	jobInput := run.JobInput(svc, input)
 	// The job's concurrency slots are held for its whole life.
-	release, ok := s.admit(c, tool, input)
+	ad, ok := s.admit(c, svc, input)
 	if !ok {
 		return
 	}
 	var files iter.Seq2[jobs.Upload, error]
 	if mp != nil {
-		files = mp.uploads(fileNames(tool), maxFileBytes(tool))
+		files = mp.uploads(fileNames(svc), maxFileBytes(svc))
 	}
-	job, ok := s.submit(c, svc, tool, jobInput, refs, files)
+	job, ok := s.submit(c, svc, jobInput, refs, files)
 	if !ok {
-		release()
+		ad.Release()
 		return
 	}
 	if mp != nil {
 		mp.done() // the form's slot is not held while the run waits
 	}
-	s.holdUntilFinal(job, release)
+	s.holdUntilFinal(job, ad.Release)
 	job = s.await(c.Request.Context(), job, DefaultRunWait)
 	d, err := s.document(c.Request.Context(), job)
 	if err != nil {

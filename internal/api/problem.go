@@ -30,29 +30,10 @@ type Problem struct {
 	Instance string `json:"instance,omitempty"`
 }
 
-// problem writes a problem document and aborts the request.
-func problem(c *gin.Context, status int, code, detail string) {
-	writeProblem(c, Problem{Status: status, Code: code, Detail: detail})
-}
-
 func writeProblem(c *gin.Context, p Problem) {
 	p.Type = ProblemType + p.Code
 	p.Title = http.StatusText(p.Status)
 	p.Instance = instance(RequestID(c))
 	c.Abort()
 	writeJSON(c, p.Status, "application/problem+json", p)
-}
-
-// executionProblem maps a batch-level execution error: queue_full is 429,
-// any other raised execution error 503.
-func executionProblem(c *gin.Context, e *toolerr.Error) {
-	status := http.StatusServiceUnavailable
-	detail := "The executor cannot take the batch now."
-	if e.Code == toolerr.QueueFull {
-		status = http.StatusTooManyRequests
-		detail = "The batch would exceed the batch, process or per-principal capacity; nothing of it ran."
-		c.Header("Retry-After", "1")
-	}
-	retryable := e.Retryable
-	writeProblem(c, Problem{Status: status, Code: string(e.Code), Detail: detail, Retryable: &retryable})
 }

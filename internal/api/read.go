@@ -16,7 +16,7 @@ import (
 )
 
 func (s *Server) catalog(c *gin.Context) {
-	writeJSON(c, http.StatusOK, "application/json", catalog.Build(s.cfg.Platform, s.cfg.Snapshot()))
+	writeJSON(c, http.StatusOK, "application/json", catalog.Build(s.platform, s.cfg.Run.Snapshot()))
 }
 
 // Diagnostics is the process-local diagnostics document. It describes this
@@ -45,17 +45,17 @@ type DiagnosedService struct {
 }
 
 func (s *Server) diagnostics(c *gin.Context) {
-	snap := s.cfg.Snapshot()
+	snap := s.cfg.Run.Snapshot()
 	d := Diagnostics{
 		Scope:        "api_process",
 		RuntimeID:    s.cfg.RuntimeID,
 		Generation:   snap.Generation(),
-		Policy:       s.cfg.Platform,
+		Policy:       s.platform,
 		Descriptors:  []DiagnosedService{},
 		Failures:     snap.Failures(),
 		Loading:      s.loading(time.Now()),
 		Capabilities: s.cfg.Capabilities,
-		Pool:         s.cfg.Executor.Pool(),
+		Pool:         s.pool(),
 	}
 	for _, svc := range snap.Services() {
 		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source,
@@ -79,4 +79,12 @@ func writeJSON(c *gin.Context, status int, contentType string, v any) {
 		return
 	}
 	c.Data(status, contentType+"; charset=utf-8", bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// pool is the executor's pool for diagnostics; empty without an executor.
+func (s *Server) pool() executor.PoolSnapshot {
+	if s.cfg.Executor == nil {
+		return executor.PoolSnapshot{}
+	}
+	return s.cfg.Executor.Pool()
 }

@@ -90,6 +90,8 @@ const (
 	ProblemFileType             = "tools.run.file_type"
 	ProblemFileNotFound         = "tools.run.file_not_found"
 	ProblemOverloaded           = "tools.run.overloaded"
+	ProblemRunTimeout           = "tools.run.timeout"
+	ProblemServerUnavailable    = "tools.server.unavailable"
 	ProblemStoreBusy            = "tools.store.busy"
 	ProblemStorageFull          = "tools.job.storage_full"
 	ProblemUnauthenticated      = "tools.caller.unauthenticated"

@@ -43,16 +43,16 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		return res
 	}
 
+	if it.Refusal != nil {
+		copied := *it.Refusal
+		return fail(&copied)
+	}
 	svc, terr := lookup(r.snap, it.ToolCode)
 	if terr != nil {
 		return fail(terr)
 	}
 	if terr := pins(svc.Definition, it); terr != nil {
 		return fail(terr)
-	}
-	if it.Refusal != nil {
-		copied := *it.Refusal
-		return fail(&copied)
 	}
 	eff, terr := e.operation(svc, it)
 	if terr != nil {

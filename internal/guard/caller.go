@@ -143,7 +143,8 @@ func (p Presented) cookie(name string) string {
 // without calling creds. A credential that does not resolve is an error
 // wrapping [ErrInvalidCredentials] (the API answers 401), never a silent
 // downgrade to anonymous; one the store could not check now is creds'
-// error wrapping [ErrUnavailable] (503). creds may be nil, in which case
+// error wrapping [ErrUnavailable] (503). On an error the Caller holds only
+// the client address, for the abuse log. creds may be nil, in which case
 // every request is anonymous. Resolve is safe for concurrent use.
 func (g *Guard) Resolve(ctx context.Context, p Presented, creds Credentials) (Caller, error) {
 	ip := ClientIP(p, g.cfg.Trusted)
@@ -160,7 +161,7 @@ func (g *Guard) Resolve(ctx context.Context, p Presented, creds Credentials) (Ca
 	case p.Authorization != "":
 		tok, ok := Bearer(p.Authorization)
 		if !ok {
-			return Caller{}, fmt.Errorf("%w: malformed Authorization header", ErrInvalidCredentials)
+			return Caller{IP: ip}, fmt.Errorf("%w: malformed Authorization header", ErrInvalidCredentials)
 		}
 		id, err = creds.Token(ctx, tok)
 	case p.cookie(g.cfg.TokenCookie) != "":
@@ -173,12 +174,12 @@ func (g *Guard) Resolve(ctx context.Context, p Presented, creds Credentials) (Ca
 	}
 	switch {
 	case errors.Is(err, ErrUnavailable):
-		return Caller{}, err
+		return Caller{IP: ip}, err
 	case err != nil:
-		return Caller{}, fmt.Errorf("%w: %w", ErrInvalidCredentials, err)
+		return Caller{IP: ip}, fmt.Errorf("%w: %w", ErrInvalidCredentials, err)
 	}
 	if id.Principal == "" {
-		return Caller{}, fmt.Errorf("%w: credential has no principal", ErrInvalidCredentials)
+		return Caller{IP: ip}, fmt.Errorf("%w: credential has no principal", ErrInvalidCredentials)
 	}
 	switch {
 	case session:
@@ -186,7 +187,7 @@ func (g *Guard) Resolve(ctx context.Context, p Presented, creds Credentials) (Ca
 	case id.Tier == User || id.Tier == App:
 		c.Tier, c.Key = id.Tier, "p:"+id.Principal
 	default:
-		return Caller{}, fmt.Errorf("%w: token resolved to tier %s", ErrInvalidCredentials, id.Tier)
+		return Caller{IP: ip}, fmt.Errorf("%w: token resolved to tier %s", ErrInvalidCredentials, id.Tier)
 	}
 	c.Principal = id.Principal
 	c.Capabilities = slices.Clone(id.Capabilities)

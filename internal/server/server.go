@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,10 +39,10 @@ import (
 	"toolhost/internal/native"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
+	"toolhost/internal/run"
 	"toolhost/internal/store"
 	"toolhost/internal/supervisor"
 	"toolhost/internal/wasmtool"
-	"toolhost/internal/wire"
 )
 
 // DatabaseFile is the SQLite database's name in the data folder.
@@ -81,7 +82,18 @@ type Config struct {
 	// (comma-separated CIDRs, netprobe.AllowEnv), passed to the native
 	// workers; empty refuses every private and loopback target.
 	ProbeAllow string
+	// DrainDelay is how long Shutdown keeps the listener open after
+	// /readyz turned 503, so that a load balancer sees it and stops
+	// sending requests before connections are refused; requests are
+	// served as usual meanwhile (docs/lifecycle.md). Zero (tests) closes
+	// the listener at once; `serve` sets DefaultDrainDelay. Shutdown
+	// spends at most half of its drain on it.
+	DrainDelay time.Duration
 }
+
+// DefaultDrainDelay is the DrainDelay of `serve` (--drain-delay): about
+// two periods of a load balancer's readiness probe at 1 s.
+const DefaultDrainDelay = 2 * time.Second
 
 // DefaultLoadWait is how long New waits for the first loads of the tools
 // folder before it returns, so that the server listens within about a
@@ -160,10 +172,14 @@ type Server struct {
 	abuse      *abuse.Log
 	metrics    *metrics.Metrics
 	guard      *guard.Guard
+	run        *run.App
 	api        *api.Server
 	http       *http.Server
 	loader     *wasmtool.Loader
 
+	// serving is set by Serve: Shutdown waits DrainDelay only for a
+	// process that listened.
+	serving atomic.Bool
 	// The first Shutdown runs the teardown; every call waits for it.
 	shutOnce sync.Once
 	shutDone chan struct{}
@@ -233,19 +249,6 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		p := s.executor.Pool()
 		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
 	}), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
-	jt := &jobTools{executor: s.executor, snapshot: s.registry.Snapshot,
-		limits: wire.Limits{MaxDepth: 2 * cfg.Platform.MaxJSONDepth}, metrics: s.metrics}
-	// Job types are resolved against the live snapshot at each
-	// submission and run (jobTools.resolve), so a job tool dropped into
-	// the folder runs without a restart.
-	if s.jobs, err = jobs.Open(ctx, jobs.Config{
-		Store: s.store, DataDir: cfg.DataDir, Resolve: jt.resolve, SigningKey: key, Logger: cfg.Logger,
-		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
-		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
-		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
-	}); err != nil {
-		return nil, err
-	}
 	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
@@ -257,18 +260,30 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.guard, err = guard.New(gc); err != nil {
 		return nil, err
 	}
+	if s.run, err = run.New(run.Config{
+		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Executor: s.executor, Guard: s.guard,
+		Credentials: credentials{s.accounts}, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
+	}); err != nil {
+		return nil, err
+	}
+	// Job types are resolved against the live snapshot at each
+	// submission and run (run.App.ResolveJob), so a job tool dropped into
+	// the folder runs without a restart.
+	if s.jobs, err = jobs.Open(ctx, jobs.Config{
+		Store: s.store, DataDir: cfg.DataDir, Resolve: s.run.ResolveJob, SigningKey: key, Logger: cfg.Logger,
+		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
+		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
+		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
+	}); err != nil {
+		return nil, err
+	}
 	s.api = api.New(api.Config{
-		Guard:       s.guard,
-		Credentials: credentials{s.accounts},
-		Abuse:       s.abuse,
-		Metrics:     s.metrics,
-		Jobs:        s.jobs,
-		OwnerKey:    ownerKey(key),
-		Platform:    cfg.Platform,
-		Accounts:    principals{s.accounts},
-		Executor:    s.executor,
-		Snapshot:    s.registry.Snapshot,
-		Loading:     s.registry.Loading,
+		Run:      s.run,
+		Metrics:  s.metrics,
+		Jobs:     s.jobs,
+		OwnerKey: ownerKey(key),
+		Executor: s.executor,
+		Loading:  s.registry.Loading,
 		Capabilities: api.Capabilities{
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
@@ -277,11 +292,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Version:   cfg.Version,
 		Logger:    cfg.Logger,
 	})
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", s.metrics.Handler())
-	mux.Handle("/", s.api.Handler())
+	// The API serves /metrics too (api.Config.Metrics), with HEAD, 405 and
+	// request ids like every route.
 	s.http = &http.Server{
-		Handler:           mux,
+		Handler:           s.api.Handler(),
 		ReadHeaderTimeout: time.Duration(cfg.Platform.IngressTimeoutMS) * time.Millisecond,
 		// A backstop for bodies no handler reads under its own deadline
 		// (JSON bodies get the ingress budget, multipart bodies a
@@ -310,6 +324,7 @@ func (s *Server) Registry() *registry.Registry { return s.registry }
 func (s *Server) Serve(l net.Listener) error {
 	s.log.Info("serving", "addr", l.Addr().String(), "tools_dir", s.cfg.ToolsDir,
 		"services", len(s.registry.Snapshot().Services()))
+	s.serving.Store(true)
 	return s.http.Serve(l)
 }
 
@@ -318,8 +333,10 @@ func (s *Server) Serve(l net.Listener) error {
 // background, told to stop.
 var ErrShutdownDeadline = errors.New("server: the shutdown's deadline passed before the teardown ended")
 
-// Shutdown drains and stops the process: /readyz turns 503, the listener
-// closes, requests in flight get until ctx's deadline less a cleanup
+// Shutdown drains and stops the process: /readyz turns 503 and, after
+// Config.DrainDelay (at most half the drain) during which requests are
+// still served and new connections accepted, the listener closes;
+// requests in flight get until ctx's deadline less a cleanup
 // reserve to finish (then their connections are closed), the jobs stop,
 // the executor and the supervisor cancel and reap what is left within the
 // reserve, the abuse log writes its pending rows, then the registry
@@ -340,6 +357,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		go func() {
 			defer close(s.shutDone)
 			defer cancel()
+			s.drainDelay(drain)
 			err := s.http.Shutdown(drain)
 			// Requests still running past the drain have their items
 			// cancelled by the teardown, get a moment to answer, and
@@ -358,6 +376,29 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return s.shutErr
 	case <-deadline:
 		return ErrShutdownDeadline
+	}
+}
+
+// drainDelay waits Config.DrainDelay, or half of what is left of drain
+// when that is shorter, or until drain ends, with the listener open:
+// /readyz already answers 503, other requests are served, and keep-alive
+// connections close after their next answer (idle ones at once), so that
+// their clients reconnect through a load balancer that has seen the 503.
+// It returns at once for a process that never served.
+func (s *Server) drainDelay(drain context.Context) {
+	d := s.cfg.DrainDelay
+	if d <= 0 || !s.serving.Load() {
+		return
+	}
+	if deadline, ok := drain.Deadline(); ok {
+		d = min(d, time.Until(deadline)/2)
+	}
+	s.http.SetKeepAlivesEnabled(false)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-drain.Done():
 	}
 }
 
@@ -452,19 +493,6 @@ func (s *Server) teardown(drain, cleanup context.Context, late bool) error {
 		errs = append(errs, s.store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// principals adapts the accounts to the API's boundary: the principal key
-// is the account or the application ("user:ID", "app:ID"), so that every
-// token of one account shares its limits and owns its jobs.
-type principals struct{ a *auth.Accounts }
-
-func (p principals) Principal(ctx context.Context, token string) (string, error) {
-	pr, err := p.a.Authenticate(ctx, token)
-	if err != nil {
-		return "", err
-	}
-	return pr.Key, nil
 }
 
 // credentials adapts the accounts to the guard: a token resolves to a

@@ -1,4 +1,9 @@
-package server
+// The job handler of the job tools (ADR-027): a job of type T whose input
+// names operation O under "tool" runs the tool whose run.job is {T, O},
+// resolved in the live snapshot when the job runs, as one item through
+// the same item path as every run (App.Item, the executor, the outcome).
+
+package run
 
 import (
 	"bytes"
@@ -9,110 +14,79 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"toolhost/internal/catalog"
 	"toolhost/internal/executor"
 	"toolhost/internal/jobs"
 	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/metrics"
-	"toolhost/internal/registry"
 	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
 )
 
-// jobTools runs the jobs of the job tools (ADR-027): a job of type T whose
-// input names operation O under "tool" runs the tool whose run.job is
-// {T, O}, through the executor like any item. The tool still speaks in
-// parameters and results: each declared file input is read from the job's
-// input files and passed base64-encoded under its name, and every string
-// of the result that the output schema marks contentEncoding base64 is
-// written out as an output file and replaced by the file's name.
-type jobTools struct {
-	executor *executor.Executor
-	snapshot func() *registry.Snapshot
-	limits   wire.Limits
-	// metrics counts the job runs by tool and outcome and observes their
-	// durations, like the run route's; nil for none.
-	metrics *metrics.Metrics
-}
-
-// resolve is the jobs subsystem's Config.Resolve: a job type has a handler
-// while a tool of the live snapshot declares it, asked at each submission
-// and when the job's turn comes, so the job types of a tool dropped into
-// the folder run without a restart. A job whose type no tool declares any
-// more when its turn comes fails with unknown_tool (the jobs subsystem's
-// code), and one whose operation is gone from a type that remains fails
-// with unknown_tool too (run): either way, its tool left the catalogue.
-// Runs are not Retryable: a tool run is not known to be safe to repeat
-// after a crash.
-func (jt *jobTools) resolve(jobType string) (jobs.Handler, bool) {
-	if !slices.Contains(catalog.JobTypes(jt.snapshot()), jobType) {
-		return jobs.Handler{}, false
+// ResolveJob is the jobs subsystem's Config.Resolve: a job type has a
+// handler while a tool of the live snapshot declares it, asked at each
+// submission and when the job's turn comes, so the job types of a tool
+// dropped into the folder run without a restart. A job whose type no tool
+// declares any more when its turn comes fails with unknown_tool (the jobs
+// subsystem's code), and one whose operation is gone from a type that
+// remains fails with unknown_tool too (runJob): either way, its tool left
+// the catalogue. Runs are not Retryable: a tool run is not known to be
+// safe to repeat after a crash.
+func (a *App) ResolveJob(jobType string) (jobs.Handler, bool) {
+	for _, t := range a.cfg.Snapshot().JobTypes() {
+		if t == jobType {
+			return jobs.Handler{Run: a.runJob}, true
+		}
 	}
-	return jobs.Handler{Run: jt.run}, true
+	return jobs.Handler{}, false
 }
 
-func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (_ json.RawMessage, err error) {
-	doc, err := wire.Decode(run.Input, jt.limits)
+// runJob runs one job of a job tool. The tool still speaks in parameters
+// and results: each declared file input is read from the job's input files
+// and passed base64-encoded under its name, and every string of the result
+// that the output schema marks contentEncoding base64 is written out as an
+// output file and replaced by the file's name.
+func (a *App) runJob(ctx context.Context, job *jobs.Run) (_ json.RawMessage, err error) {
+	p := a.cfg.Platform
+	doc, err := wire.Decode(job.Input, wire.Limits{MaxDepth: 2 * p.MaxJSONDepth})
 	input, ok := doc.(map[string]any)
 	if err != nil || !ok {
 		return nil, toolerr.New(toolerr.InvalidParameters)
 	}
 	op, _ := input["tool"].(string)
-	svc, ok := catalog.JobTool(jt.snapshot(), run.Type, op)
+	svc, ok := a.cfg.Snapshot().JobTool(job.Type, op)
 	if !ok {
 		return nil, toolerr.New(toolerr.UnknownTool)
 	}
 	d := svc.Definition
 	start := time.Now()
-	defer func() { jt.count(ctx, svc.Code(), err, time.Since(start)) }()
-	params := make(map[string]any, len(input)+1)
-	for k, v := range input {
-		if k != "tool" {
-			params[k] = v
-		}
-	}
-	params["operation"] = op
+	defer func() { a.countJob(ctx, svc.Code(), err, time.Since(start)) }()
+	params := JobParameters(input)
 	for _, in := range d.Platform.Files {
-		i := indexFile(run.Files, in.Name)
+		i := indexFile(job.Files, in.Name)
 		if i < 0 {
 			continue // the tool's input schema says whether it is required
 		}
-		b, err := os.ReadFile(run.Files[i].Path)
+		b, err := os.ReadFile(job.Files[i].Path)
 		if err != nil {
 			return nil, fmt.Errorf("reading input %s: %w", in.Name, err)
 		}
 		params[in.Name] = base64.StdEncoding.EncodeToString(b)
 	}
-	encoded, err := wire.Encode(params, jt.limits)
-	if err != nil {
-		return nil, toolerr.New(toolerr.InvalidParameters)
+	job.Progress(jobs.Progress{Done: 0, Total: 1})
+	it, terr := a.Item(svc, "job", params)
+	if terr != nil {
+		return nil, terr
 	}
-	run.Progress(jobs.Progress{Done: 0, Total: 1})
-	item := executor.Item{CorrelationID: "job", ToolCode: d.ToolCode, ContractVersion: d.ContractVersion,
-		ImplementationVersion: d.ImplementationVersion, SchemaFingerprint: d.Fingerprint, Parameters: encoded}
-	items := []executor.Item{item}
-	ictx, cancel := context.WithTimeout(ctx, jt.executor.BatchRequestTimeout(items))
-	defer cancel()
-	res, err := jt.executor.Compute(ictx, executor.Batch{RequestID: "job:" + run.JobID,
-		Principal: "job:" + run.JobID, Items: items, Start: time.Now()})
+	r, err := a.execute(ctx, Origin{RequestID: "job:" + job.JobID}, "", it, time.Now())
 	switch {
-	case err == nil:
-	case ctx.Err() != nil:
+	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err() // cancelled: the subsystem decides what that means
-	default:
-		var te *toolerr.Error
-		if errors.As(err, &te) {
-			return nil, te
-		}
-		return nil, toolerr.New(toolerr.ServiceUnavailable)
-	}
-	r := res.Results[0]
-	if r.Status != executor.StatusSuccess {
+	case err != nil:
+		return nil, jobError(err)
+	case r.Status != executor.StatusSuccess:
 		if r.Error != nil {
 			return nil, r.Error
 		}
@@ -124,7 +98,7 @@ func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (_ json.RawMessage, 
 	if err := dec.Decode(&result); err != nil {
 		return nil, fmt.Errorf("decoding the result: %w", err)
 	}
-	w := fileWriter{dir: run.OutDir, defs: defsOf(d.OutputSchema)}
+	w := fileWriter{dir: job.OutDir, defs: defsOf(d.OutputSchema)}
 	if result, err = w.walk(d.OutputSchema, result, nil); err != nil {
 		return nil, err
 	}
@@ -132,16 +106,37 @@ func (jt *jobTools) run(ctx context.Context, run *jobs.Run) (_ json.RawMessage, 
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
-	run.Progress(jobs.Progress{Done: 1, Total: 1})
+	job.Progress(jobs.Progress{Done: 1, Total: 1})
 	return out, nil
 }
 
-// count counts one job run of tool that ended with err in the metrics:
+// jobError is the platform error a job fails with when the executor
+// refused its item.
+func jobError(err error) error {
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		return te
+	}
+	if r, ok := AsRefusal(err); ok {
+		switch r.Code {
+		case Overloaded:
+			return toolerr.New(toolerr.QueueFull)
+		case Timeout:
+			return toolerr.New(toolerr.QueueTimeout)
+		case ToolUnavailable:
+			return toolerr.New(toolerr.ToolUnavailable)
+		}
+	}
+	return toolerr.New(toolerr.ServiceUnavailable)
+}
+
+// countJob counts one job run of tool that ended with err in the metrics:
 // the outcome is the item's ("success"), the error's code, or "cancelled"
 // when the job's context ended; the duration is the handler's, from the
 // tool's resolution to its result files written.
-func (jt *jobTools) count(ctx context.Context, tool string, err error, d time.Duration) {
-	if jt.metrics == nil {
+func (a *App) countJob(ctx context.Context, tool string, err error, d time.Duration) {
+	m := a.cfg.Metrics
+	if m == nil {
 		return
 	}
 	outcome := executor.StatusSuccess
@@ -155,8 +150,8 @@ func (jt *jobTools) count(ctx context.Context, tool string, err error, d time.Du
 	default:
 		outcome = string(toolerr.ExecutionFailed)
 	}
-	jt.metrics.CountRun(tool, outcome)
-	jt.metrics.ObserveItemDuration(tool, d)
+	m.CountRun(tool, outcome)
+	m.ObserveItemDuration(tool, d)
 }
 
 func indexFile(files []jobs.InputFile, name string) int {

@@ -1,0 +1,104 @@
+// The seed-000 answer dialect: the problem documents of the authenticated
+// catalog, compute and diagnostics routes, with the contract's codes
+// (docs/http.md). This file is the one place where a refusal of those
+// routes becomes an HTTP status and headers; per-item outcomes stay in
+// the compute envelope.
+
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/run"
+)
+
+// seedStatus is the HTTP status of each seed-000 problem code.
+var seedStatus = map[string]int{
+	"invalid_json":           http.StatusBadRequest,
+	"invalid_body":           http.StatusBadRequest,
+	"payload_too_large":      http.StatusRequestEntityTooLarge,
+	"request_body_timeout":   http.StatusRequestTimeout,
+	"invalid_envelope":       http.StatusUnprocessableEntity,
+	"unauthorized":           http.StatusUnauthorized,
+	"forbidden":              http.StatusForbidden,
+	"challenge_failed":       http.StatusForbidden,
+	"cost_exceeds_allowance": http.StatusForbidden,
+	"quota_exceeded":         http.StatusTooManyRequests,
+	"concurrency":            http.StatusTooManyRequests,
+	"throttled":              http.StatusTooManyRequests,
+	"queue_full":             http.StatusTooManyRequests,
+	"service_unavailable":    http.StatusServiceUnavailable,
+	"request_timeout":        http.StatusServiceUnavailable,
+	"store_busy":             http.StatusServiceUnavailable,
+	"not_found":              http.StatusNotFound,
+	"method_not_allowed":     http.StatusMethodNotAllowed,
+	"internal_error":         http.StatusInternalServerError,
+}
+
+// seedCodes are the seed-000 codes of the application layer's refusals on
+// the compute route. A refusal of a batch is an execution error of the
+// contract (queue_full, service_unavailable, request_timeout) or the
+// guard's reason.
+var seedCodes = map[run.Code]string{
+	run.Unauthenticated:      "unauthorized",
+	run.StoreBusy:            "store_busy",
+	run.Forbidden:            "forbidden",
+	run.ChallengeFailed:      "challenge_failed",
+	run.CostExceedsAllowance: "cost_exceeds_allowance",
+	run.QuotaExceeded:        "quota_exceeded",
+	run.Concurrency:          "concurrency",
+	run.Throttled:            "throttled",
+	run.Overloaded:           "queue_full",
+	run.ServiceUnavailable:   "service_unavailable",
+	run.Timeout:              "request_timeout",
+}
+
+// seedDetails replace the application layer's sentence where the seed
+// routes say more.
+var seedDetails = map[run.Code]string{
+	run.Overloaded:    "The batch would exceed the batch, process or per-principal capacity; nothing of it ran.",
+	run.QuotaExceeded: "The caller's allowance for this kind of run is spent; nothing of the batch ran. Retry after the Retry-After.",
+	run.Concurrency:   "Too many runs of this caller, or of its tier, are in flight; nothing of the batch ran. Retry after the Retry-After.",
+	run.Timeout:       "The batch did not finish within its request deadline.",
+}
+
+// problem writes a seed-000 problem document with code, at the status the
+// dialect gives it, and aborts the request.
+func problem(c *gin.Context, code, detail string) {
+	status, ok := seedStatus[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeProblem(c, Problem{Status: status, Code: code, Detail: detail})
+}
+
+// seedRefusal answers err on a seed-000 route: a *run.Refusal as its
+// problem (Retry-After and retryable where waiting helps), the client's
+// departure with nothing, anything else as a logged 503.
+func (s *Server) seedRefusal(c *gin.Context, err error) {
+	r, ok := run.AsRefusal(err)
+	switch {
+	case c.Request.Context().Err() != nil:
+		c.Abort() // the client is gone: nobody reads an answer
+		return
+	case !ok:
+		s.cfg.Logger.Error("compute failed", "request_id", RequestID(c), "err", err)
+		r = &run.Refusal{Code: run.ServiceUnavailable, Detail: "The executor failed to run the batch."}
+	}
+	setRefusalHeaders(c, r)
+	code, ok := seedCodes[r.Code]
+	if !ok {
+		code = "service_unavailable"
+	}
+	detail := r.Detail
+	if d, ok := seedDetails[r.Code]; ok {
+		detail = d
+	}
+	p := Problem{Status: seedStatus[code], Code: code, Detail: detail}
+	if r.Retryable() || r.Code == run.ServiceUnavailable {
+		p.Retryable = new(r.Retryable() || r.Code == run.ServiceUnavailable)
+	}
+	writeProblem(c, p)
+}

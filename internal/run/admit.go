@@ -1,0 +1,152 @@
+package run
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"toolhost/internal/abuse"
+	"toolhost/internal/guard"
+	"toolhost/internal/registry"
+)
+
+// Admission is an admitted run: the concurrency slots it holds and the
+// rate-limit fields to answer with. Release it when the run ends (for a
+// job, when the job ends); Release is idempotent.
+type Admission struct {
+	// Limits are the rate-limit fields of the quotas consulted.
+	Limits  guard.RateLimits
+	release func()
+}
+
+// Release frees the run's concurrency slots. It is safe to call more than
+// once, and on a nil Admission.
+func (a *Admission) Release() {
+	if a != nil && a.release != nil {
+		a.release()
+	}
+}
+
+// guardRequest is what the guard needs of a run of svc with input.
+func guardRequest(svc *registry.Service, input map[string]any) guard.Request {
+	p := svc.Platform()
+	req := guard.Request{Tool: svc.Code(), QuotaClass: p.QuotaClass, Cost: p.Cost, Anonymous: p.Anonymous,
+		Capability: p.Capability, Egress: p.Egress, PerTargetPerMinute: p.PerTargetPerMinute}
+	if p.Egress {
+		req.Target = egressTarget(input)
+	}
+	return req
+}
+
+// egressTarget is the target an egress run is aimed at: the input's
+// "host", or the host of its "url", or its "name" (a DNS name); the guard
+// normalises it.
+func egressTarget(input map[string]any) string {
+	for _, k := range []string{"host", "url", "name"} {
+		if v, ok := input[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Admit asks the guard whether o's caller may run svc with input, and
+// records the decision: the abuse row and the metrics of a refused or
+// reported decision. A decision reported in report mode lets the run go
+// on — except authentication and capability refusals, which are enforced
+// in every mode: they are not quotas being rolled out but the protection
+// of the probes, whose workers do not know the caller. input may be nil
+// for a tool that is not an egress tool (it is admitted before its body
+// is read). A refusal is a *Refusal.
+func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input map[string]any) (*Admission, error) {
+	return a.decide(ctx, o, guardRequest(svc, input))
+}
+
+// decide is Admit for a guard request.
+func (a *App) decide(ctx context.Context, o Origin, req guard.Request) (*Admission, error) {
+	d, release := a.guard.Admit(ctx, o.Caller, req)
+	hard := d.Reason == guard.ReasonUnauthenticated || d.Reason == guard.ReasonForbidden
+	m := a.cfg.Metrics
+	if d.Reason != "" && (!d.Allowed || hard) {
+		release()
+		a.record(ctx, abuse.Entry{IP: o.Caller.IP, Principal: o.Caller.Principal, Tool: req.Tool, Reason: string(d.Reason), RequestID: o.RequestID})
+		if m != nil {
+			m.CountRefusal(string(d.Reason))
+			m.CountQuotaDecision(d.Class, d.Column, "refused")
+		}
+		if hard {
+			d.Allowed = false
+		}
+		return nil, fromGuard(d)
+	}
+	if d.Reported {
+		a.record(ctx, abuse.Entry{IP: o.Caller.IP, Principal: o.Caller.Principal, Tool: req.Tool, Reason: string(d.Reason), Reported: true, RequestID: o.RequestID})
+	}
+	if m != nil {
+		decision := "allowed"
+		if d.Reported {
+			decision = "reported"
+		}
+		m.CountQuotaDecision(d.Class, d.Column, decision)
+	}
+	return &Admission{Limits: d.Limits, release: release}, nil
+}
+
+// AdmitBatch admits a seed-000 compute batch before any item runs
+// (docs/guard.md, "The compute route"): once per distinct quota class
+// among the items that name a published tool, with the summed cost of
+// that class's items, so that the batch holds one concurrency slot per
+// class, not one per item. Items naming an unknown tool are not counted:
+// the executor answers them per item without running anything. A refusal
+// of any class refuses the whole batch; the slots of the classes admitted
+// before it are released, their spent cost is not refunded. The caller
+// holds a bearer token, so the tools' anonymous flag does not apply; their
+// capabilities are checked first, whole: a batch naming a tool its token
+// may not run is refused (Forbidden, Reason the tool) before any quota is
+// spent. Per-target throttles do not apply to batches.
+func (a *App) AdmitBatch(ctx context.Context, o Origin, snap *registry.Snapshot, codes []string) (*Admission, error) {
+	classes := map[string]*guard.Request{}
+	for _, code := range codes {
+		svc, ok := snap.Service(code)
+		if !ok {
+			continue
+		}
+		p := svc.Platform()
+		if p.Capability != "" && !o.Caller.Has(p.Capability) {
+			r := refuse(Forbidden, "The token lacks the capability the tool "+code+" needs; nothing of the batch ran.")
+			r.Reason = code
+			return nil, r
+		}
+		class := p.QuotaClass
+		req, ok := classes[class]
+		if !ok {
+			req = &guard.Request{Tool: code, QuotaClass: class, Anonymous: true}
+			classes[class] = req
+		}
+		req.Cost += max(p.Cost, 1)
+	}
+	var admitted []*Admission
+	all := &Admission{}
+	for _, class := range slices.Sorted(maps.Keys(classes)) {
+		ad, err := a.decide(ctx, o, *classes[class])
+		if err != nil {
+			for _, x := range admitted {
+				x.Release()
+			}
+			return nil, err
+		}
+		admitted = append(admitted, ad)
+		all.Limits.Policy = append(all.Limits.Policy, ad.Limits.Policy...)
+		all.Limits.Limit = append(all.Limits.Limit, ad.Limits.Limit...)
+	}
+	var once sync.Once
+	all.release = func() {
+		once.Do(func() {
+			for _, x := range admitted {
+				x.Release()
+			}
+		})
+	}
+	return all, nil
+}

@@ -1,0 +1,136 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"toolhost/internal/abuse"
+	"toolhost/internal/executor"
+	"toolhost/internal/guard"
+	"toolhost/internal/metrics"
+	"toolhost/internal/policy"
+	"toolhost/internal/registry"
+)
+
+// Executor is the per-process executor runs go through.
+type Executor interface {
+	Compute(ctx context.Context, b executor.Batch) (*executor.BatchResult, error)
+	BatchRequestTimeout(items []executor.Item) time.Duration
+}
+
+// AbuseLog records refused and reported runs; *abuse.Log implements it.
+// Record is called on the request path of every refusal, so it must not
+// wait on a database: *abuse.Log counts in memory and writes off the path,
+// answering abuse.ErrDropped (counted, not logged here) when it is full.
+type AbuseLog interface {
+	Record(ctx context.Context, e abuse.Entry) error
+}
+
+// Config is what the application layer runs on.
+type Config struct {
+	// Platform is the platform policy; zero means policy.DefaultPlatform().
+	Platform policy.Platform
+	// Snapshot returns the live registry generation. Required.
+	Snapshot func() *registry.Snapshot
+	// Executor runs items. Required.
+	Executor Executor
+	// Guard admits runs; nil makes one with the defaults (report mode, no
+	// trusted proxy, the default quota table).
+	Guard *guard.Guard
+	// Credentials resolves tokens and sessions for the guard; nil treats
+	// every caller as anonymous.
+	Credentials guard.Credentials
+	// Abuse receives refused and reported decisions; nil logs nothing.
+	Abuse AbuseLog
+	// Metrics counts runs, refusals and quota decisions; nil counts
+	// nothing.
+	Metrics *metrics.Metrics
+	// Logger receives what operators need; nil discards it.
+	Logger *slog.Logger
+}
+
+// App is the application layer of one process. Create it with New; it is
+// safe for concurrent use.
+type App struct {
+	cfg   Config
+	guard *guard.Guard
+	log   *slog.Logger
+}
+
+// New returns an App for cfg.
+func New(cfg Config) (*App, error) {
+	if cfg.Snapshot == nil || cfg.Executor == nil {
+		return nil, errors.New("run: Config.Snapshot and Config.Executor are required")
+	}
+	if cfg.Platform == (policy.Platform{}) {
+		cfg.Platform = policy.DefaultPlatform()
+	}
+	a := &App{cfg: cfg, guard: cfg.Guard, log: cfg.Logger}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.guard == nil {
+		g, err := guard.New(guard.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("run: making the default guard: %w", err)
+		}
+		a.guard = g
+	}
+	return a, nil
+}
+
+// Platform returns the platform policy runs are bounded by.
+func (a *App) Platform() policy.Platform { return a.cfg.Platform }
+
+// Snapshot returns the live registry generation.
+func (a *App) Snapshot() *registry.Snapshot { return a.cfg.Snapshot() }
+
+// Guard returns the guard runs are admitted by.
+func (a *App) Guard() *guard.Guard { return a.guard }
+
+// Origin is who asks for a run and in which request: resolved once per
+// request by the route ([App.Resolve]) and carried to every decision,
+// abuse row and log line the request causes.
+type Origin struct {
+	Caller guard.Caller
+	// RequestID correlates the answer, the log lines and the abuse rows.
+	RequestID string
+}
+
+// Resolve resolves the caller of a request that presents p, once per
+// request. Credentials that do not resolve are an Unauthenticated refusal
+// (abuse-logged and counted), never a downgrade to anonymous; a store too
+// busy to check them is a StoreBusy refusal.
+func (a *App) Resolve(ctx context.Context, p guard.Presented, requestID string) (Origin, error) {
+	caller, err := a.guard.Resolve(ctx, p, a.cfg.Credentials)
+	switch {
+	case errors.Is(err, guard.ErrUnavailable):
+		a.log.Warn("credential store busy", "request_id", requestID, "err", err)
+		return Origin{}, &Refusal{Code: StoreBusy, RetryAfter: time.Second,
+			Detail: "The credential store is busy; retry after the Retry-After."}
+	case err != nil:
+		a.record(ctx, abuse.Entry{IP: caller.IP, Reason: string(guard.ReasonUnauthenticated), RequestID: requestID})
+		if m := a.cfg.Metrics; m != nil {
+			m.CountRefusal(string(guard.ReasonUnauthenticated))
+		}
+		return Origin{}, refuse(Unauthenticated, "The credentials are not those of an active account, app or session.")
+	}
+	return Origin{Caller: caller, RequestID: requestID}, nil
+}
+
+// record counts one event in the abuse log, without waiting on its
+// database. A failure is logged without the address and does not change
+// the answer; a drop (the log's pending table is full, under a flood) is
+// not logged, which would turn the flood into log lines: the log counts it
+// (toolhost_abuse_dropped_total).
+func (a *App) record(ctx context.Context, e abuse.Entry) {
+	if a.cfg.Abuse == nil {
+		return
+	}
+	if err := a.cfg.Abuse.Record(context.WithoutCancel(ctx), e); err != nil && !errors.Is(err, abuse.ErrDropped) {
+		a.log.Warn("abuse log", "tool", e.Tool, "reason", e.Reason, "request_id", e.RequestID, "err", err)
+	}
+}

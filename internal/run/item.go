@@ -1,0 +1,250 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"toolhost/internal/executor"
+	"toolhost/internal/registry"
+	"toolhost/internal/schema"
+	"toolhost/internal/toolerr"
+	"toolhost/internal/wire"
+)
+
+// Result is a run that happened: it succeeded with the tool's result
+// document, or failed with the tool's own error or the platform's (a
+// timeout, a crash, an output over its limit).
+type Result struct {
+	ExecutionID string
+	Tool        string
+	// Succeeded reports the outcome; Result is the result document of a
+	// success (canonical JSON), Error the error of a failure.
+	Succeeded bool
+	Result    json.RawMessage
+	Error     *toolerr.Error
+	// Item is the executor's whole item result, for the surfaces that
+	// answer with its metrics.
+	Item *executor.ItemResult
+}
+
+// Lookup finds the tool id in snap for a run: ToolNotFound when no tool
+// has it, ToolUnavailable (with the registration failure as the reason)
+// when its code is quarantined.
+func Lookup(snap *registry.Snapshot, id string) (*registry.Service, error) {
+	if svc, ok := snap.Service(id); ok {
+		return svc, nil
+	}
+	if f, ok := snap.Quarantined(id); ok {
+		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+f.Reason+".")
+		r.Reason = f.Reason
+		return nil, r
+	}
+	return nil, refuse(ToolNotFound, "No tool has this id.")
+}
+
+// Runnable refuses a run of svc through the run API: NotRunnable for a
+// page-only tool, ToolUnavailable for one that cannot run here now.
+func Runnable(svc *registry.Service) error {
+	p := svc.Platform()
+	switch {
+	case !p.API:
+		return refuse(NotRunnable, "This tool is a page only: it has no run API.")
+	case !svc.Available() || p.Status == "unavailable":
+		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")
+		r.Reason = svc.StatusReason()
+		return r
+	}
+	return nil
+}
+
+// Item turns params — a run's parameters, decoded once by the surface —
+// into one executor item of svc, pinned to its live definition: encoded
+// once, its depth and size bounded by the platform and the operation,
+// validated once against the compiled input schema, its operation named.
+// A parameters document the tool would refuse is a *toolerr.Error
+// (invalid_parameters with sanitised issues, or input_limit_exceeded):
+// a compute batch answers it per item, a run as a refusal (ItemRefusal).
+func (a *App) Item(svc *registry.Service, correlationID string, params any) (executor.Item, *toolerr.Error) {
+	d := svc.Definition
+	it := executor.Item{CorrelationID: correlationID, ToolCode: d.ToolCode, ContractVersion: d.ContractVersion,
+		ImplementationVersion: d.ImplementationVersion, SchemaFingerprint: d.Fingerprint}
+	terr := a.check(svc, params, &it)
+	return it, terr
+}
+
+// check fills it's parameters, operation and checked flag from params.
+func (a *App) check(svc *registry.Service, params any, it *executor.Item) *toolerr.Error {
+	p := a.cfg.Platform
+	b, err := wire.Encode(params, wire.Limits{MaxBytes: int(p.MaxParameterBytes), MaxDepth: p.MaxJSONDepth})
+	switch {
+	case errors.Is(err, wire.ErrTooDeep), errors.Is(err, wire.ErrTooLarge):
+		return toolerr.New(toolerr.InputLimitExceeded)
+	case err != nil:
+		return toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))
+	}
+	it.Parameters = b
+	if !svc.Available() {
+		return nil // the executor answers tool_unavailable
+	}
+	v, err := svc.InputValidator()
+	if err != nil {
+		a.log.Error("input schema does not compile", "tool_code", svc.Code(), "err", err)
+		return toolerr.New(toolerr.ToolUnavailable)
+	}
+	if err := v.Validate(params, toolerr.InvalidParameters); err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			return te
+		}
+		return toolerr.New(toolerr.InvalidParameters)
+	}
+	op, _ := params.(map[string]any)["operation"].(string)
+	eff, ok := svc.Effective[op]
+	switch {
+	case !ok: // the schema's operations are the policies': a definition bug
+		return toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueEnum, "operation"))
+	case int64(len(b)) > eff.MaxParameterBytes:
+		return toolerr.New(toolerr.InputLimitExceeded)
+	}
+	it.Operation, it.Checked = op, true
+	return nil
+}
+
+// ItemRefusal is the refusal of a run whose parameters Item refused.
+func ItemRefusal(e *toolerr.Error) *Refusal {
+	if e.Code == toolerr.InputLimitExceeded {
+		return refuse(InputTooLarge, "The input is over the tool's limits.")
+	}
+	if e.Code == toolerr.ToolUnavailable {
+		return refuse(ToolUnavailable, "The tool's input schema cannot be used now.")
+	}
+	return &Refusal{Code: InvalidInput, Detail: "The input does not match the tool's input schema.",
+		Issues: e.Issues, IssueCount: e.IssueCount}
+}
+
+// Sync runs one item of svc with input for o, through the executor, as
+// the run route, the legacy routes and `toolhost run` do: the run must be
+// admitted already. A refusal of the whole run (the input, the executor's
+// capacity, the request deadline) is a *Refusal; a run that happened is a
+// Result, succeeded or failed; ctx's own end is its error.
+func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input any, start time.Time) (*Result, error) {
+	it, terr := a.Item(svc, "run", input)
+	if terr != nil {
+		return nil, ItemRefusal(terr)
+	}
+	r, err := a.execute(ctx, o, "", it, start)
+	if err != nil {
+		return nil, err
+	}
+	a.count(svc.Code(), r, time.Since(start))
+	if r.Status != executor.StatusSuccess {
+		if ref, ok := fromExecution(r.Error); ok {
+			return nil, ref
+		}
+		return &Result{ExecutionID: r.ExecutionID, Tool: svc.Code(), Error: r.Error, Item: r}, nil
+	}
+	return &Result{ExecutionID: r.ExecutionID, Tool: svc.Code(), Succeeded: true, Result: r.Result, Item: r}, nil
+}
+
+// execute runs one item through the executor under its request deadline,
+// without per-principal limits unless principal is set, and returns its
+// result; an error is ctx's own end or a *Refusal of the batch.
+func (a *App) execute(ctx context.Context, o Origin, principal string, it executor.Item, start time.Time) (*executor.ItemResult, error) {
+	items := []executor.Item{it}
+	rctx, cancel := context.WithTimeout(ctx, a.cfg.Executor.BatchRequestTimeout(items))
+	defer cancel()
+	res, err := a.cfg.Executor.Compute(rctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start})
+	if err != nil {
+		return nil, a.batchError(ctx, rctx, err)
+	}
+	return &res.Results[0], nil
+}
+
+// batchError maps an error of the executor's Compute: ctx's own end (the
+// client left) as it is, the request deadline as Timeout, a batch-level
+// refusal by its code.
+func (a *App) batchError(ctx, rctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return refuse(Timeout, "The run did not finish within its request deadline.")
+	}
+	var te *toolerr.Error
+	if errors.As(err, &te) {
+		if r, ok := fromExecution(te); ok {
+			return r
+		}
+	}
+	a.log.Error("executor failed", "err", err)
+	return &Refusal{Code: ServiceUnavailable, RetryAfter: overloadRetry, Detail: "The executor failed to run the batch."}
+}
+
+// BatchItem is one item of a seed-000 compute batch: the caller's pins
+// and its parameters, decoded once with the request.
+type BatchItem struct {
+	CorrelationID, ToolCode, ContractVersion, ImplementationVersion, SchemaFingerprint string
+	Parameters                                                                         any
+}
+
+// Batch runs a seed-000 compute batch for o under the spec's
+// per-principal batch limits (principal keys them), after AdmitBatch.
+// Every item keeps its place and its own outcome: an item whose
+// parameters the tool would refuse, whose code is quarantined, or whose
+// pins are stale fails alone without running. A batch-level refusal (the
+// executor's capacity, the request deadline) is a *Refusal.
+func (a *App) Batch(ctx context.Context, o Origin, principal string, snap *registry.Snapshot, in []BatchItem, start time.Time) (*executor.BatchResult, error) {
+	items := make([]executor.Item, len(in))
+	for i, bi := range in {
+		it := executor.Item{CorrelationID: bi.CorrelationID, ToolCode: bi.ToolCode, ContractVersion: bi.ContractVersion,
+			ImplementationVersion: bi.ImplementationVersion, SchemaFingerprint: bi.SchemaFingerprint}
+		svc, ok := snap.Service(bi.ToolCode)
+		switch {
+		case ok:
+			if terr := a.check(svc, bi.Parameters, &it); terr != nil {
+				it.Refusal = terr
+			}
+		default:
+			if _, quarantined := snap.Quarantined(bi.ToolCode); quarantined {
+				it.Refusal = toolerr.New(toolerr.ToolUnavailable)
+			}
+			// else the executor answers unknown_tool
+			b, err := wire.Encode(bi.Parameters, wire.Limits{})
+			if err == nil {
+				it.Parameters = b
+			}
+		}
+		items[i] = it
+	}
+	rctx, cancel := context.WithTimeout(ctx, a.cfg.Executor.BatchRequestTimeout(items))
+	defer cancel()
+	res, err := a.cfg.Executor.Compute(rctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start})
+	if err != nil {
+		return nil, a.batchError(ctx, rctx, err)
+	}
+	for i := range res.Results {
+		r := &res.Results[i]
+		var d time.Duration
+		if r.Metrics.TotalMS != nil {
+			d = time.Duration(*r.Metrics.TotalMS * float64(time.Millisecond))
+		}
+		a.count(r.ToolCode, r, d)
+	}
+	return res, nil
+}
+
+// count counts one finished item of tool in the metrics.
+func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
+	m := a.cfg.Metrics
+	if m == nil || r == nil {
+		return
+	}
+	outcome := r.Status
+	if r.Error != nil {
+		outcome = string(r.Error.Code)
+	}
+	m.CountRun(tool, outcome)
+	m.ObserveItemDuration(tool, d)
+}

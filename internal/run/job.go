@@ -1,0 +1,85 @@
+package run
+
+import (
+	"errors"
+	"maps"
+
+	"toolhost/internal/guard"
+	"toolhost/internal/registry"
+	"toolhost/internal/toolerr"
+)
+
+// JobTool finds the tool that runs jobs of jobType whose input names
+// operation under "tool" (its run.job), for a submission or a retry.
+func JobTool(snap *registry.Snapshot, jobType, operation string) (*registry.Service, error) {
+	if svc, ok := snap.JobTool(jobType, operation); ok {
+		return svc, nil
+	}
+	return nil, refuse(ToolNotFound, `No tool runs jobs of this type and input "tool".`)
+}
+
+// JobRunnable refuses a job of svc that cannot run now or does not take
+// o's caller, before any of its body is read: ToolUnavailable, or
+// Unauthenticated for an anonymous caller of a tool that needs a signed-in
+// one.
+func JobRunnable(svc *registry.Service, o Origin) error {
+	if !svc.Available() || svc.Platform().Status == "unavailable" {
+		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")
+		r.Reason = svc.StatusReason()
+		return r
+	}
+	if !svc.Platform().Anonymous && o.Caller.Tier == guard.Anonymous {
+		return refuse(Unauthenticated, "This tool needs a signed-in caller.")
+	}
+	return nil
+}
+
+// JobInput is the input of the job a run of job tool svc submits:
+// { ...input, ...run.job.preset, tool: run.job.operation }.
+func JobInput(svc *registry.Service, input map[string]any) map[string]any {
+	j := svc.Platform().Job
+	out := make(map[string]any, len(input)+len(j.Preset)+1)
+	maps.Copy(out, input)
+	maps.Copy(out, j.Preset)
+	out["tool"] = j.Operation
+	return out
+}
+
+// JobParameters are the parameters a job of svc runs its tool with: the
+// job's input without "tool", with the operation it names.
+func JobParameters(input map[string]any) map[string]any {
+	params := make(map[string]any, len(input)+1)
+	for k, v := range input {
+		if k != "tool" {
+			params[k] = v
+		}
+	}
+	params["operation"] = input["tool"]
+	return params
+}
+
+// CheckJobInput checks a job's input (the job's input document, "tool"
+// included) against svc's input schema, as the job will run it, before
+// any job exists: the parameters (JobParameters) with an empty string
+// standing in for each file input the input does not hold. A mismatch is
+// an InvalidInput refusal with the sanitised issues.
+func CheckJobInput(svc *registry.Service, input map[string]any) error {
+	params := JobParameters(input)
+	for _, f := range svc.Platform().Files {
+		if _, ok := params[f.Name]; !ok {
+			params[f.Name] = ""
+		}
+	}
+	v, err := svc.InputValidator()
+	if err != nil {
+		return refuse(ToolUnavailable, "The tool's input schema cannot be used now.")
+	}
+	if err := v.Validate(params, toolerr.InvalidParameters); err != nil {
+		var te *toolerr.Error
+		if errors.As(err, &te) {
+			return ItemRefusal(te)
+		}
+		return refuse(InvalidInput, "The input does not match the tool's input schema.")
+	}
+	return nil
+}
