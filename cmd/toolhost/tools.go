@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"toolhost/internal/catalog"
 	"toolhost/internal/contracts"
@@ -19,6 +18,7 @@ import (
 	"toolhost/internal/executor"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
+	runpath "toolhost/internal/run"
 	"toolhost/internal/schema"
 	"toolhost/internal/server"
 	"toolhost/internal/toolerr"
@@ -268,9 +268,10 @@ func quietLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// runItem runs one item of code as the server would: the tools composed as
-// serve composes them (toolFlags.open), the item through the executor (so the
-// same pins, limits, deadlines and sandboxes apply), native tools in
+// runItem runs one item of code as the server would: the tools folder and
+// the native packages composed as serve composes them, the item through
+// the application layer's item path and the executor (so the same pins,
+// checks, limits, deadlines and sandboxes apply), native tools in
 // supervised workers. A parameters document that is not strict JSON is an
 // invalid_parameters result, as it is per item in a batch.
 func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*executor.ItemResult, error) {
@@ -279,10 +280,6 @@ func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*ex
 	if err != nil {
 		return &executor.ItemResult{ToolCode: code, Status: executor.StatusError,
 			Error: toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))}, nil
-	}
-	canonical, err := wire.Encode(doc, wire.Limits{MaxDepth: 2 * platform.MaxJSONDepth})
-	if err != nil {
-		return nil, err
 	}
 	log := quietLog()
 	tools, err := tf.open(ctx, platform, log)
@@ -296,20 +293,11 @@ func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*ex
 		return nil, err
 	}
 	defer ex.Shutdown(ctx)
-	item := executor.Item{CorrelationID: "cli", ToolCode: code, Parameters: canonical}
-	if svc, ok := reg.Snapshot().Service(code); ok {
-		// The command line runs what is there: it pins the live definition.
-		d := svc.Definition
-		item.ContractVersion, item.ImplementationVersion, item.SchemaFingerprint = d.ContractVersion, d.ImplementationVersion, d.Fingerprint
-	}
-	items := []executor.Item{item}
-	ctx, cancel := context.WithTimeout(ctx, ex.BatchRequestTimeout(items))
-	defer cancel()
-	res, err := ex.Compute(ctx, executor.Batch{RequestID: "cli", Principal: "cli", Items: items, Start: time.Now()})
+	app, err := runpath.New(runpath.Config{Platform: platform, Snapshot: reg.Snapshot, Executor: ex, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	return &res.Results[0], nil
+	return app.Local(ctx, code, doc)
 }
 
 // isModulePath reports whether a check argument names a module file.

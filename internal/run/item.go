@@ -248,3 +248,29 @@ func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 	m.CountRun(tool, outcome)
 	m.ObserveItemDuration(tool, d)
 }
+
+// Local runs one item of the tool code with params for the command line
+// (`toolhost run`), through the same item path as every run: the live
+// definition pinned, the parameters checked once, the executor. Its
+// outcome is in the platform's codes, as a compute item's: unknown_tool
+// for a code no tool has, invalid_parameters or input_limit_exceeded for
+// parameters the tool would refuse. The command line is not a caller of
+// the guard: nothing is admitted or counted against a quota.
+func (a *App) Local(ctx context.Context, code string, params any) (*executor.ItemResult, error) {
+	fail := func(e *toolerr.Error) *executor.ItemResult {
+		return &executor.ItemResult{CorrelationID: "cli", ToolCode: code, Status: executor.StatusError, Error: e}
+	}
+	snap := a.cfg.Snapshot()
+	svc, ok := snap.Service(code)
+	if !ok {
+		if _, quarantined := snap.Quarantined(code); quarantined {
+			return fail(toolerr.New(toolerr.ToolUnavailable)), nil
+		}
+		return fail(toolerr.New(toolerr.UnknownTool)), nil
+	}
+	it, terr := a.Item(svc, "cli", params)
+	if terr != nil {
+		return fail(terr), nil
+	}
+	return a.execute(ctx, Origin{RequestID: "cli"}, "", it, time.Now())
+}
