@@ -31,7 +31,8 @@ func envOr(name, def string) string {
 
 // runServe is `serve`: it listens as soon as the process is composed
 // (modules still loading are published when ready), serves the API until
-// SIGTERM or SIGINT, then drains — /readyz turns 503, requests in flight
+// SIGTERM or SIGINT, then drains — /readyz turns 503, the listener stays
+// open for the drain delay so that a load balancer notices, requests in flight
 // get the shutdown timeout less the cleanup reserve, the executor cancels
 // and reaps what is left — and exits within the shutdown timeout whatever
 // a load or an item is doing. A second signal during the drain ends the
@@ -46,6 +47,7 @@ func runServe(args []string, stderr io.Writer) error {
 	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
 	logFormat := fs.String("log-format", envOr("TOOLHOST_LOG_FORMAT", "text"), "text or json ($TOOLHOST_LOG_FORMAT)")
 	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long shutdown may take in all: requests in flight get it less the cleanup budget (5 s), then what is left is cancelled")
+	drainDelay := fs.Duration("drain-delay", server.DefaultDrainDelay, "how long the listener stays open after /readyz turned 503 at shutdown, for a load balancer to notice; 0 closes it at once")
 	guardMode := fs.String("guard", envOr("TOOLHOST_GUARD", "report"), "report or enforce: whether the guard refuses or only logs ($TOOLHOST_GUARD)")
 	var trusted []netip.Prefix
 	addTrusted := func(v string) error {
@@ -74,6 +76,9 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	if *drainDelay < 0 {
+		return fmt.Errorf("%w: --drain-delay is negative", errUsage)
 	}
 	mode, err := guard.ParseMode(*guardMode)
 	if err != nil {
@@ -104,7 +109,7 @@ func runServe(args []string, stderr io.Writer) error {
 	srv, err := server.New(ctx, server.Config{
 		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
 		Natives: engines.Packages(), Version: version(),
-		Guard: gc, ProbeAllow: os.Getenv(netprobe.AllowEnv),
+		Guard: gc, ProbeAllow: os.Getenv(netprobe.AllowEnv), DrainDelay: *drainDelay,
 	})
 	if err != nil {
 		return err
