@@ -18,6 +18,7 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // documentation for what it refuses. It never panics and never builds a
 // value deeper than lim allows.
 func Decode(data []byte, lim Limits) (any, error) {
+	countDecode(data)
 	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
 		return nil, &Error{Offset: int64(lim.MaxBytes), Err: ErrTooLarge}
 	}

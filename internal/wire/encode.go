@@ -27,8 +27,10 @@ func Append(dst []byte, v any, lim Limits) ([]byte, error) {
 	e := encoder{start: len(dst), maxBytes: lim.MaxBytes, maxDepth: lim.depth()}
 	out, err := e.value(dst, v, 0)
 	if err != nil {
+		countEncode(nil, 0)
 		return dst[:e.start], &Error{Offset: -1, Err: err}
 	}
+	countEncode(out, e.start)
 	return out, nil
 }
 
