@@ -41,10 +41,12 @@ run: build wasm
 # under the race detector (which needs cgo).
 RACE_PKGS = ./internal/executor ./internal/registry ./internal/server ./internal/supervisor ./internal/jobs/... ./internal/auth ./internal/store ./internal/abuse
 
-## test: every test, fuzz seed corpora included, then the concurrency
-## packages under -race.
+## test: every test, fuzz seed corpora included, the decode-count tests
+## (build tag toolhost_count, docs/canonical-json.md), then the
+## concurrency packages under -race.
 test: wasm
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags toolhost_count -run Decodes ./internal/...
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 
 ## bench: the benchmarks, recorded in docs/performance.md.
