@@ -63,15 +63,12 @@ func (s *Server) compute(c *gin.Context) {
 		writeProblem(c, *perr)
 		return
 	}
-	codes := make([]string, len(items))
-	for i, it := range items {
-		codes[i] = it.ToolCode
-	}
 	o := origin(c)
-	// The whole batch is admitted (or refused) before anything runs, in
-	// one snapshot, which the batch then runs in.
+	// The items are checked and the whole batch is admitted (or refused)
+	// before anything runs, in one snapshot.
 	snap := s.cfg.Run.Snapshot()
-	ad, err := s.cfg.Run.AdmitBatch(c.Request.Context(), o, snap, codes)
+	prepared := s.cfg.Run.PrepareBatch(snap, items)
+	ad, err := s.cfg.Run.AdmitBatch(c.Request.Context(), o, snap, prepared)
 	if err != nil {
 		s.seedRefusal(c, err)
 		return
@@ -81,7 +78,7 @@ func (s *Server) compute(c *gin.Context) {
 	// The seed-000 contract's per-principal batch limits apply to this
 	// route alone; the request's context also ends when the client goes
 	// away, which cancels the batch.
-	res, err := s.cfg.Run.Batch(c.Request.Context(), run.Origin{Caller: o.Caller, RequestID: requestID}, o.Caller.Key, snap, items, start)
+	res, err := s.cfg.Run.Batch(c.Request.Context(), run.Origin{Caller: o.Caller, RequestID: requestID}, o.Caller.Key, prepared, start)
 	if err != nil {
 		s.seedRefusal(c, err)
 		return

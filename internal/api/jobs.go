@@ -193,7 +193,12 @@ func fileNames(svc *registry.Service) []string {
 // exists. On a refusal it writes the problem.
 func (s *Server) submit(c *gin.Context, svc *registry.Service, input map[string]any, refs []contracts.FileReference,
 	files iter.Seq2[jobs.Upload, error]) (*jobs.Job, bool) {
-	if err := run.CheckJobInput(svc, input); err != nil {
+	provided := func(name string) bool {
+		// A multipart body may upload any file input; a JSON one gives
+		// only its references.
+		return files != nil || slices.ContainsFunc(refs, func(r contracts.FileReference) bool { return r.Name == name })
+	}
+	if err := run.CheckJobInput(svc, input, provided); err != nil {
 		s.toolsRefusal(c, err)
 		return nil, false
 	}
@@ -365,6 +370,12 @@ func (s *Server) retryJob(c *gin.Context) {
 	var input map[string]any
 	_ = json.Unmarshal(old.Input, &input)
 	op, _ := input["tool"].(string)
+	if old.State != jobs.Failed && old.State != jobs.Cancelled {
+		// Refused before it is admitted: a retry that cannot happen
+		// spends nothing.
+		s.jobsProblem(c, jobs.ErrState)
+		return
+	}
 	var ad *run.Admission
 	if svc, ok := s.cfg.Run.Snapshot().JobTool(old.Type, op); ok {
 		if err := run.JobRunnable(svc, origin(c)); err != nil {

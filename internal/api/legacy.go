@@ -69,6 +69,9 @@ func (s *Server) legacy(c *gin.Context) {
 		legacyNotFound(c, "No tool answers this legacy route; see /api/v1/tools.")
 		return
 	}
+	if len(matches) == 1 {
+		c.Header("Link", "<"+contracts.RunEndpoint(matches[0].svc.Code())+">; rel=\"successor-version\"")
+	}
 	// Before the body is read: a caller no tool of the route takes is
 	// refused at once, whatever tool the body would name.
 	if origin(c).Caller.Tier == guard.Anonymous && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.svc.Platform().Anonymous }) {

@@ -61,6 +61,14 @@ func (s *Server) service(c *gin.Context) (*registry.Service, bool) {
 }
 
 func (s *Server) getTool(c *gin.Context) {
+	if c.Param("id") == "compute" {
+		// The seed-000 compute route, which the descriptor route's
+		// pattern shadows for GET: no tool can have a route word's code.
+		c.Header("Allow", http.MethodPost)
+		writeProblem(c, Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+			Detail: "The route does not take this method; Allow lists those it takes."})
+		return
+	}
 	if svc, ok := s.service(c); ok {
 		writeJSON(c, http.StatusOK, "application/json", catalog.Tool(svc))
 	}

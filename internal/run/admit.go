@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"toolhost/internal/abuse"
+	"toolhost/internal/executor"
 	"toolhost/internal/guard"
 	"toolhost/internal/registry"
 )
@@ -93,25 +94,27 @@ func (a *App) decide(ctx context.Context, o Origin, req guard.Request) (*Admissi
 	return &Admission{Limits: d.Limits, release: release}, nil
 }
 
-// AdmitBatch admits a seed-000 compute batch before any item runs
-// (docs/guard.md, "The compute route"): once per distinct quota class
-// among the items that name a published tool, with the summed cost of
-// that class's items, so that the batch holds one concurrency slot per
-// class, not one per item. Items naming an unknown tool are not counted:
-// the executor answers them per item without running anything. A refusal
-// of any class refuses the whole batch; the slots of the classes admitted
-// before it are released, their spent cost is not refunded. The caller
-// holds a bearer token, so the tools' anonymous flag does not apply; their
-// capabilities are checked first, whole: a batch naming a tool its token
-// may not run is refused (Forbidden, Reason the tool) before any quota is
-// spent. Per-target throttles do not apply to batches.
-func (a *App) AdmitBatch(ctx context.Context, o Origin, snap *registry.Snapshot, codes []string) (*Admission, error) {
+// AdmitBatch admits a seed-000 compute batch (PrepareBatch's items)
+// before any item runs (docs/guard.md, "The compute route"): once per
+// distinct quota class among the items that will run, with the summed
+// cost of that class's items, so that the batch holds one concurrency
+// slot per class, not one per item. An item that fails without running
+// (an unknown or unavailable tool, stale pins, parameters the tool would
+// refuse) costs nothing. A refusal of any class refuses the whole batch;
+// the slots of the classes admitted before it are released, their spent
+// cost is not refunded. The caller holds a bearer token, so the tools'
+// anonymous flag does not apply; their capabilities are checked first,
+// whole: a batch naming a tool its token may not run is refused
+// (Forbidden, Reason the tool) before any quota is spent. Per-target
+// throttles do not apply to batches.
+func (a *App) AdmitBatch(ctx context.Context, o Origin, snap *registry.Snapshot, items []executor.Item) (*Admission, error) {
 	classes := map[string]*guard.Request{}
-	for _, code := range codes {
-		svc, ok := snap.Service(code)
-		if !ok {
+	for _, it := range items {
+		svc, ok := snap.Service(it.ToolCode)
+		if !ok || it.Refusal != nil || !svc.Available() {
 			continue
 		}
+		code := it.ToolCode
 		p := svc.Platform()
 		if p.Capability != "" && !o.Caller.Has(p.Capability) {
 			r := refuse(Forbidden, "The token lacks the capability the tool "+code+" needs; nothing of the batch ran.")

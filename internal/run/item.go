@@ -189,35 +189,67 @@ type BatchItem struct {
 	Parameters                                                                         any
 }
 
-// Batch runs a seed-000 compute batch for o under the spec's
-// per-principal batch limits (principal keys them), after AdmitBatch.
-// Every item keeps its place and its own outcome: an item whose
-// parameters the tool would refuse, whose code is quarantined, or whose
-// pins are stale fails alone without running. A batch-level refusal (the
-// executor's capacity, the request deadline) is a *Refusal.
-func (a *App) Batch(ctx context.Context, o Origin, principal string, snap *registry.Snapshot, in []BatchItem, start time.Time) (*executor.BatchResult, error) {
+// PrepareBatch turns a seed-000 compute batch's items into executor
+// items resolved in snap, each keeping its place: an item that cannot run
+// carries its per-item refusal and fails alone without running —
+// tool_unavailable for a quarantined code or a page-only tool,
+// version_mismatch for stale pins, invalid_parameters or
+// input_limit_exceeded for parameters the tool would refuse; an unknown
+// code is left to the executor (unknown_tool), as is a tool listed
+// unavailable (tool_unavailable).
+func (a *App) PrepareBatch(snap *registry.Snapshot, in []BatchItem) []executor.Item {
 	items := make([]executor.Item, len(in))
 	for i, bi := range in {
 		it := executor.Item{CorrelationID: bi.CorrelationID, ToolCode: bi.ToolCode, ContractVersion: bi.ContractVersion,
 			ImplementationVersion: bi.ImplementationVersion, SchemaFingerprint: bi.SchemaFingerprint}
 		svc, ok := snap.Service(bi.ToolCode)
 		switch {
-		case ok:
-			if terr := a.check(svc, bi.Parameters, &it); terr != nil {
-				it.Refusal = terr
-			}
-		default:
+		case !ok:
 			if _, quarantined := snap.Quarantined(bi.ToolCode); quarantined {
 				it.Refusal = toolerr.New(toolerr.ToolUnavailable)
 			}
-			// else the executor answers unknown_tool
-			b, err := wire.Encode(bi.Parameters, wire.Limits{})
-			if err == nil {
-				it.Parameters = b
+		case !svc.Platform().API, !svc.Available():
+			// A page only, or a tool that cannot run here: the catalogue
+			// lists it unavailable, whatever its pins say.
+			it.Refusal = toolerr.New(toolerr.ToolUnavailable)
+		default:
+			if terr := stalePins(svc, it); terr != nil {
+				it.Refusal = terr
+			} else if terr := a.check(svc, bi.Parameters, &it); terr != nil {
+				it.Refusal = terr
 			}
 		}
 		items[i] = it
 	}
+	return items
+}
+
+// stalePins is the version_mismatch of an item whose pins are not svc's
+// live definition, one issue per stale pin; nil when they are current.
+func stalePins(svc *registry.Service, it executor.Item) *toolerr.Error {
+	d := svc.Definition
+	var issues []toolerr.Issue
+	if it.ContractVersion != d.ContractVersion {
+		issues = append(issues, toolerr.NewIssue("mismatch", "contract_version"))
+	}
+	if it.ImplementationVersion != d.ImplementationVersion {
+		issues = append(issues, toolerr.NewIssue("mismatch", "implementation_version"))
+	}
+	if it.SchemaFingerprint != d.Fingerprint {
+		issues = append(issues, toolerr.NewIssue("mismatch", "schema_fingerprint"))
+	}
+	if len(issues) > 0 {
+		return toolerr.New(toolerr.VersionMismatch, issues...)
+	}
+	return nil
+}
+
+// Batch runs a seed-000 compute batch of items (PrepareBatch) for o under
+// the spec's per-principal batch limits (principal keys them), after
+// AdmitBatch. Every item keeps its place and its own outcome. A
+// batch-level refusal (the executor's capacity, the request deadline) is
+// a *Refusal.
+func (a *App) Batch(ctx context.Context, o Origin, principal string, items []executor.Item, start time.Time) (*executor.BatchResult, error) {
 	rctx, cancel := context.WithTimeout(ctx, a.cfg.Executor.BatchRequestTimeout(items))
 	defer cancel()
 	res, err := a.cfg.Executor.Compute(rctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start})

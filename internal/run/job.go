@@ -61,12 +61,14 @@ func JobParameters(input map[string]any) map[string]any {
 // CheckJobInput checks a job's input (the job's input document, "tool"
 // included) against svc's input schema, as the job will run it, before
 // any job exists: the parameters (JobParameters) with an empty string
-// standing in for each file input the input does not hold. A mismatch is
-// an InvalidInput refusal with the sanitised issues.
-func CheckJobInput(svc *registry.Service, input map[string]any) error {
+// standing in for each file input the submission provides (provided
+// reports which: referenced, or possibly uploaded), so that a required
+// file nobody sends is refused before a job exists. A mismatch is an
+// InvalidInput refusal with the sanitised issues.
+func CheckJobInput(svc *registry.Service, input map[string]any, provided func(name string) bool) error {
 	params := JobParameters(input)
 	for _, f := range svc.Platform().Files {
-		if _, ok := params[f.Name]; !ok {
+		if _, ok := params[f.Name]; !ok && provided(f.Name) {
 			params[f.Name] = ""
 		}
 	}
