@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,7 +19,6 @@ import (
 	"toolhost/internal/jobs"
 	"toolhost/internal/registry"
 	"toolhost/internal/run"
-	"toolhost/internal/toolerr"
 	"toolhost/internal/wire"
 )
 
@@ -242,108 +240,6 @@ func (s *Server) submit(c *gin.Context, svc *registry.Service, input map[string]
 	return job, true
 }
 
-// jobDoc is a tools.job@1 document.
-type jobDoc struct {
-	ID         string           `json:"id"`
-	Type       string           `json:"type"`
-	Tool       string           `json:"tool,omitempty"`
-	State      jobs.State       `json:"state"`
-	Progress   int64            `json:"progress"`
-	Input      json.RawMessage  `json:"input"`
-	Result     json.RawMessage  `json:"result"`
-	Error      *toolerr.Error   `json:"error"`
-	Files      []jobFile        `json:"files"`
-	Created    string           `json:"created"`
-	Started    *string          `json:"started"`
-	Finished   *string          `json:"finished"`
-	Attempts   int              `json:"attempts"`
-	References []jobs.Reference `json:"references"`
-	files      []contracts.File
-}
-
-// jobFile is a file of a job document.
-type jobFile struct {
-	Name    string `json:"name"`
-	Type    string `json:"type"`
-	Bytes   int64  `json:"bytes"`
-	Owner   string `json:"owner"`
-	Expires string `json:"expires"`
-	URL     string `json:"url"`
-}
-
-// signedURLTTL is the longest a signed URL is asked for; the jobs
-// subsystem caps it at the file's own expiry.
-const signedURLTTL = 365 * 24 * time.Hour
-
-func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func rfc3339p(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := rfc3339(*t)
-	return &s
-}
-
-// cancelledError is the error of a cancelled job that carries none.
-var cancelledError = toolerr.Raised("cancelled", true)
-
-// document maps a job to its tools.job@1 document, for its owner. Its
-// files are the job's result files that have an expiry (every output once
-// the job finished), each with a signed download URL.
-func (s *Server) document(ctx context.Context, job *jobs.Job) (*jobDoc, error) {
-	d := &jobDoc{
-		ID: job.ID, Type: job.Type, State: job.State, Input: job.Input, Result: job.Result, Error: job.Error,
-		Files: []jobFile{}, Created: rfc3339(job.CreatedAt), Started: rfc3339p(job.StartedAt),
-		Finished: rfc3339p(job.FinishedAt), Attempts: job.Attempts, References: job.References,
-	}
-	if d.References == nil {
-		d.References = []jobs.Reference{}
-	}
-	if job.State != jobs.Succeeded {
-		d.Result = nil
-	}
-	if job.State == jobs.Cancelled && d.Error == nil {
-		d.Error = cancelledError
-	}
-	var input struct {
-		Tool string `json:"tool"`
-	}
-	_ = json.Unmarshal(job.Input, &input)
-	if svc, ok := s.cfg.Run.Snapshot().JobTool(job.Type, input.Tool); ok {
-		d.Tool = svc.Code()
-	}
-	switch p := job.Progress; {
-	case job.State == jobs.Succeeded:
-		d.Progress = 100
-	case p.Total > 0:
-		d.Progress = min(100, max(0, p.Done*100/p.Total))
-	}
-	for _, f := range job.Files {
-		if f.Role != jobs.Output || f.ExpiresAt == nil {
-			continue
-		}
-		url, _, err := s.cfg.Jobs.SignedURL(ctx, job.ID, f.Name, job.Owner, signedURLTTL)
-		if err != nil {
-			return nil, err
-		}
-		bytes := f.SizeBytes
-		d.Files = append(d.Files, jobFile{Name: f.Name, Type: f.MediaType, Bytes: bytes, Owner: job.Owner,
-			Expires: rfc3339(*f.ExpiresAt), URL: url})
-		d.files = append(d.files, contracts.File{Name: f.Name, URL: url, Expires: rfc3339(*f.ExpiresAt), Type: f.MediaType, Bytes: &bytes})
-	}
-	return d, nil
-}
-
-func (s *Server) writeJob(c *gin.Context, status int, job *jobs.Job) {
-	d, err := s.document(c.Request.Context(), job)
-	if err != nil {
-		s.jobsProblem(c, err)
-		return
-	}
-	writeJSON(c, status, "application/json", d)
-}
-
 func (s *Server) getJob(c *gin.Context) {
 	job, err := s.cfg.Jobs.Get(c.Request.Context(), c.Param("id"), s.owner(c))
 	if err != nil {
@@ -403,97 +299,6 @@ func (s *Server) cancelJob(c *gin.Context) {
 		return
 	}
 	s.writeJob(c, http.StatusOK, job)
-}
-
-// progressEvent is the data of an SSE progress event.
-type progressEvent struct {
-	Progress int64  `json:"progress"`
-	Done     int64  `json:"done"`
-	Total    int64  `json:"total"`
-	Message  string `json:"message,omitempty"`
-}
-
-// jobEvents is GET /jobs/:id/events: server-sent events, "state" with the
-// tools.job@1 document and "progress" with the percentage, ending after a
-// final state (or when the server drains).
-func (s *Server) jobEvents(c *gin.Context) {
-	ctx := c.Request.Context()
-	ch, err := s.cfg.Jobs.Subscribe(ctx, c.Param("id"), s.owner(c))
-	if err != nil {
-		s.jobsProblem(c, err)
-		return
-	}
-	w := c.Writer
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	w.Flush()
-	for {
-		var ev jobs.Event
-		var ok bool
-		select {
-		case ev, ok = <-ch:
-		case <-s.drained:
-		}
-		if !ok {
-			return
-		}
-		var data any
-		switch ev.Kind {
-		case jobs.EventState:
-			d, err := s.document(ctx, ev.Job)
-			if err != nil {
-				return
-			}
-			data = d
-		case jobs.EventProgress:
-			p := progressEvent{}
-			if ev.Progress != nil {
-				p = progressEvent{Done: ev.Progress.Done, Total: ev.Progress.Total, Message: ev.Progress.Message}
-				if p.Total > 0 {
-					p.Progress = min(100, max(0, p.Done*100/p.Total))
-				}
-			}
-			data = p
-		default:
-			continue
-		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			return
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, b); err != nil {
-			return
-		}
-		w.Flush()
-	}
-}
-
-// jobFile is GET /jobs/:id/files/:name: to the owner, or to anyone with a
-// valid signed URL (expires and sig in the query).
-func (s *Server) jobFile(c *gin.Context) {
-	ctx := c.Request.Context()
-	id, name := c.Param("id"), c.Param("name")
-	q := c.Request.URL.Query()
-	var dl *jobs.Download
-	var err error
-	if q.Has("sig") || q.Has("expires") {
-		dl, err = s.cfg.Jobs.OpenSigned(ctx, id, name, q.Get("expires"), q.Get("sig"))
-	} else {
-		dl, err = s.cfg.Jobs.OpenFile(ctx, id, name, s.owner(c))
-	}
-	if err != nil {
-		s.jobsProblem(c, err)
-		return
-	}
-	defer dl.Content.Close()
-	h := c.Writer.Header()
-	h.Set("Content-Type", dl.File.MediaType)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "private, no-store")
-	h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", dl.File.Name))
-	http.ServeContent(c.Writer, c.Request, dl.File.Name, dl.File.CreatedAt, dl.Content)
 }
 
 // owner is the caller as the owner of jobs: the principal key of a signed-in
