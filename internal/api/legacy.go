@@ -66,6 +66,14 @@ func (s *Server) legacy(c *gin.Context) {
 		}
 	}
 	if len(matches) == 0 {
+		if allow := s.legacyMethods(path); len(allow) > 0 {
+			// A known legacy path, another method: 405 with Allow, as on
+			// every route.
+			c.Header("Allow", strings.Join(allow, ", "))
+			writeProblem(c, Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
+				Detail: "The route does not take this method; Allow lists those it takes."})
+			return
+		}
 		legacyNotFound(c, "No tool answers this legacy route; see /api/v1/tools.")
 		return
 	}
@@ -294,4 +302,28 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, input map[stri
 		c.Header("Location", contracts.JobLocation(job.ID))
 		writeJSON(c, http.StatusAccepted, "application/json", a)
 	}
+}
+
+// legacyMethods returns the methods the legacy routes of path take, sorted;
+// none for a path no tool's legacy route has.
+func (s *Server) legacyMethods(path string) []string {
+	var methods []string
+	for _, svc := range s.cfg.Run.Snapshot().Services() {
+		if !svc.Platform().API {
+			continue
+		}
+		for _, r := range svc.Platform().Legacy {
+			if r.Path == path && !slices.Contains(methods, r.Method) {
+				methods = append(methods, r.Method)
+			}
+		}
+	}
+	if path == "/api/process/info" {
+		methods = append(methods, http.MethodGet)
+	}
+	if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
+		methods = append(methods, http.MethodHead)
+	}
+	slices.Sort(methods)
+	return methods
 }

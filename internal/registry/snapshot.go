@@ -83,6 +83,14 @@ func NewSnapshot(generation uint64, services []*Service, failures []Failure) *Sn
 			cmp.Compare(a.Reason, b.Reason), cmp.Compare(a.Detail, b.Detail))
 	})
 	s.jobTools = indexJobTools(s.services)
+	// Each service's input schema is compiled when it is first published
+	// (once per service, whatever the snapshots that share it), so that
+	// no run compiles one.
+	for _, svc := range s.services {
+		if svc.Available() {
+			_, _ = svc.InputValidator()
+		}
+	}
 	return s
 }
 

@@ -52,9 +52,9 @@ func (s *Service) StatusReason() string {
 }
 
 // InputValidator returns the service's compiled input schema, compiled
-// the first time it is asked for and shared by every snapshot that
-// publishes the service. The error is the schema's compile error, which
-// the registry's checks make unexpected.
+// once — when the first snapshot that publishes the service is made — and
+// shared by every snapshot that publishes it. The error is the schema's
+// compile error, which the registry's checks make unexpected.
 func (s *Service) InputValidator() (*schema.Validator, error) {
 	s.input.once.Do(func() { s.input.v, s.input.err = schema.Compile(s.Definition.InputSchema) })
 	return s.input.v, s.input.err

@@ -303,11 +303,12 @@ var unlimited = guard.Allowance{Burst: math.MaxInt32, PerMinute: math.MaxInt32}
 // peak drives the route closed-loop with 8 senders for d and returns its
 // throughput of 200 answers per second, and the cost of a request. The
 // senders are one caller (anonymous on the run route, one token on the
-// compute route), and the executor runs one batch of a principal at a
-// time (MaxConcurrentBatchesPerPrincipal): the other senders' requests
-// meanwhile are refused at once (503 on the run route, 429 queue_full on
-// compute), so the peak is one caller's serial rate, logged with those
-// refusals and the CPU it took, not the machine's capacity.
+// compute route). On the run route the guard alone bounds the caller
+// (unlimited here), so the senders share the executor's lanes; on compute
+// the seed-000 contract runs one batch of a principal at a time
+// (MaxConcurrentBatchesPerPrincipal) and the other senders' requests are
+// refused at once (429 queue_full), so the peak there is one caller's
+// serial rate. Refusals and the CPU taken are logged beside it.
 func peak(b *testing.B, route string, d time.Duration) (float64, int) {
 	s := startBench(b, guard.Enforce, unlimited)
 	req, cost := s.routeRequest(b, route)

@@ -591,6 +591,10 @@ var transcriptCases = []transcriptCase{
 		tr.user("alice")
 		tr.do(jsonBody("POST", "/api/dev/nope/x", "alice", `{}`))
 	}},
+	{"legacy-wrong-method", "GET /api/dev/hash/digest: a legacy path a tool maps for POST only.", func(tr *transcript) {
+		tr.user("alice")
+		tr.do(txRequest{method: "GET", path: "/api/dev/hash/digest", token: "alice"})
+	}},
 	{"legacy-process-info", "GET /api/process/info: the legacy PDF tools.", func(tr *transcript) {
 		tr.user("alice")
 		tr.do(txRequest{method: "GET", path: "/api/process/info", token: "alice"})
