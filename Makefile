@@ -39,7 +39,7 @@ run: build wasm
 
 # Packages whose tests are about concurrency: `make test` runs them again
 # under the race detector (which needs cgo).
-RACE_PKGS = ./internal/executor ./internal/registry ./internal/server ./internal/supervisor ./internal/jobs/... ./internal/auth ./internal/store ./internal/abuse
+RACE_PKGS = ./internal/run ./internal/guard ./internal/executor ./internal/registry ./internal/server ./internal/supervisor ./internal/jobs/... ./internal/auth ./internal/store ./internal/abuse
 
 ## test: every test, fuzz seed corpora included, the decode-count tests
 ## (build tag toolhost_count, docs/canonical-json.md), then the
