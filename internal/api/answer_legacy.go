@@ -38,5 +38,5 @@ func answerLegacy(c *gin.Context, r *run.Result) {
 
 // legacyNotFound answers a legacy request no tool takes.
 func legacyNotFound(c *gin.Context, detail string) {
-	writeProblem(c, Problem{Status: http.StatusNotFound, Code: problemLegacyNotFound, Detail: detail})
+	toolsProblem(c, problemLegacyNotFound, detail)
 }

@@ -102,3 +102,9 @@ func (s *Server) seedRefusal(c *gin.Context, err error) {
 	}
 	writeProblem(c, p)
 }
+
+// methodProblem answers a wrong method on a known route: 405
+// method_not_allowed, its Allow header set by the caller.
+func methodProblem(c *gin.Context) {
+	problem(c, "method_not_allowed", "The route does not take this method; Allow lists those it takes.")
+}

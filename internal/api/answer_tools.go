@@ -61,6 +61,7 @@ var problemStatus = map[string]int{
 	ProblemJobSignature:                   http.StatusForbidden,
 	ProblemJobsUnavailable:                http.StatusServiceUnavailable,
 	problemJobInternalError:               http.StatusInternalServerError,
+	problemLegacyNotFound:                 http.StatusNotFound,
 }
 
 // ProblemStatus is the HTTP status of an ADR-027 problem code; 500 for a
@@ -149,13 +150,13 @@ func (s *Server) jobsProblem(c *gin.Context, err error) {
 	case errors.Is(err, jobs.ErrStorageFull):
 		// Nothing of the request was kept; the jobs subsystem logged the
 		// folder, which is the operator's business, not the caller's.
-		writeProblem(c, Problem{Status: http.StatusInsufficientStorage, Code: ProblemJobStorageFull,
+		writeProblem(c, Problem{Status: ProblemStatus(ProblemJobStorageFull), Code: ProblemJobStorageFull,
 			Detail: "The server has no room to store the job now; nothing was kept. Retry later.", Retryable: new(true)})
 	case errors.Is(err, store.ErrBusy):
 		// The database was locked past the request's budget (another
 		// process, say); the jobs subsystem changed nothing.
 		c.Header("Retry-After", "1")
-		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: contracts.ProblemStoreBusy,
+		writeProblem(c, Problem{Status: ProblemStatus(contracts.ProblemStoreBusy), Code: contracts.ProblemStoreBusy,
 			Detail: "The job store is busy; nothing was changed. Retry after the Retry-After.", Retryable: new(true)})
 	case errors.As(err, &mbe):
 		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
@@ -188,7 +189,7 @@ func (s *Server) jobsProblem(c *gin.Context, err error) {
 		toolsProblem(c, contracts.ProblemInvalidRequest, "The job submission is not valid.")
 	case errors.Is(err, jobs.ErrClosed):
 		c.Header("Retry-After", "1")
-		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: contracts.ProblemServerUnavailable,
+		writeProblem(c, Problem{Status: ProblemStatus(contracts.ProblemServerUnavailable), Code: contracts.ProblemServerUnavailable,
 			Detail: "The server is stopping; retry later.", Retryable: new(true)})
 	default:
 		s.cfg.Logger.Error("tools route failed", "route", c.FullPath(), "request_id", RequestID(c), "err", err)

@@ -123,7 +123,7 @@ func New(cfg Config) *Server {
 	// of a panic.
 	s.engine.Use(s.accessLog, s.recoverer)
 	s.engine.NoRoute(func(c *gin.Context) {
-		writeProblem(c, Problem{Status: http.StatusNotFound, Code: "not_found", Detail: "No such route."})
+		problem(c, "not_found", "No such route.")
 	})
 	s.engine.NoMethod(methodNotAllowed)
 	s.engine.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
@@ -193,8 +193,7 @@ func (s *Server) recoverer(c *gin.Context) {
 			}
 			s.cfg.Logger.Error("handler panicked", "path", c.FullPath(), "panic", r, "request_id", RequestID(c))
 			if !c.Writer.Written() {
-				writeProblem(c, Problem{Status: http.StatusInternalServerError, Code: "internal_error",
-					Detail: "The server failed to handle the request."})
+				problem(c, "internal_error", "The server failed to handle the request.")
 			}
 			c.Abort()
 		}

@@ -20,6 +20,7 @@ import (
 
 	"toolhost/internal/contracts"
 	"toolhost/internal/jobs"
+	"toolhost/internal/run"
 )
 
 // The bounds of the bodies the run, jobs and legacy routes read (decided
@@ -271,8 +272,8 @@ func (s *Server) openForm(c *gin.Context, class string, lim formLimits) (*multip
 		if s.cfg.Metrics != nil {
 			s.cfg.Metrics.CountRefusal("upload_concurrency")
 		}
-		c.Header("Retry-After", "1")
-		toolsProblem(c, contracts.ProblemQuotaExceeded, "Too many uploads of this caller, or of its tier, are being read at once; retry after the Retry-After.")
+		s.toolsRefusal(c, &run.Refusal{Code: run.Concurrency, RetryAfter: time.Second,
+			Detail: "Too many uploads of this caller, or of its tier, are being read at once; retry after the Retry-After."})
 		return nil, func() {}, false
 	}
 	b := s.newFormBody(c)

@@ -70,8 +70,7 @@ func (s *Server) legacy(c *gin.Context) {
 			// A known legacy path, another method: 405 with Allow, as on
 			// every route.
 			c.Header("Allow", strings.Join(allow, ", "))
-			writeProblem(c, Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-				Detail: "The route does not take this method; Allow lists those it takes."})
+			methodProblem(c)
 			return
 		}
 		legacyNotFound(c, "No tool answers this legacy route; see /api/v1/tools.")

@@ -232,6 +232,5 @@ func methodNotAllowed(c *gin.Context) {
 	}
 	slices.Sort(allow)
 	h.Set("Allow", strings.Join(allow, ", "))
-	writeProblem(c, Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-		Detail: "The route does not take this method; Allow lists those it takes."})
+	methodProblem(c)
 }

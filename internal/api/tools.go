@@ -65,8 +65,7 @@ func (s *Server) getTool(c *gin.Context) {
 		// The seed-000 compute route, which the descriptor route's
 		// pattern shadows for GET: no tool can have a route word's code.
 		c.Header("Allow", http.MethodPost)
-		writeProblem(c, Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed",
-			Detail: "The route does not take this method; Allow lists those it takes."})
+		methodProblem(c)
 		return
 	}
 	if svc, ok := s.service(c); ok {
@@ -160,7 +159,7 @@ func (s *Server) readRunRequest(c *gin.Context) (map[string]any, bool) {
 // checkRunRequest checks a decoded tools.run-request@1 document.
 func (s *Server) checkRunRequest(c *gin.Context, doc any) (map[string]any, bool) {
 	if err := contracts.ValidateDocument(contracts.RunRequestV1, doc); err != nil {
-		p := Problem{Status: http.StatusBadRequest, Code: contracts.ProblemInvalidRequest,
+		p := Problem{Status: ProblemStatus(contracts.ProblemInvalidRequest), Code: contracts.ProblemInvalidRequest,
 			Detail: "The body is not a tools.run-request@1 document."}
 		var ce *contracts.Error
 		if errors.As(err, &ce) {

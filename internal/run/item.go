@@ -205,13 +205,17 @@ func (a *App) PrepareBatch(snap *registry.Snapshot, in []BatchItem) []executor.I
 		svc, ok := snap.Service(bi.ToolCode)
 		switch {
 		case !ok:
-			if _, quarantined := snap.Quarantined(bi.ToolCode); quarantined {
-				it.Refusal = toolerr.New(toolerr.ToolUnavailable)
+			if f, quarantined := snap.Quarantined(bi.ToolCode); quarantined {
+				it.Refusal = unavailable(f.Reason)
 			}
-		case !svc.Platform().API, !svc.Available():
-			// A page only, or a tool that cannot run here: the catalogue
-			// lists it unavailable, whatever its pins say.
+		case !svc.Platform().API:
+			it.Refusal = unavailable(issuePageOnly)
+		case !svc.Available():
+			// The catalogue lists it unavailable, whatever its pins say.
 			it.Refusal = toolerr.New(toolerr.ToolUnavailable)
+			if svc.Unavailable != nil {
+				it.Refusal = toolerr.New(toolerr.ToolUnavailable, svc.Unavailable.Issues...)
+			}
 		default:
 			if terr := stalePins(svc, it); terr != nil {
 				it.Refusal = terr
@@ -222,6 +226,16 @@ func (a *App) PrepareBatch(snap *registry.Snapshot, in []BatchItem) []executor.I
 		items[i] = it
 	}
 	return items
+}
+
+// issuePageOnly is the issue code of a tool_unavailable item whose tool
+// is a page only, as the catalogue's status reason says.
+const issuePageOnly = "page_only"
+
+// unavailable is the tool_unavailable of an item, with the catalogue's
+// reason (a registration failure's code, page_only) as its one issue.
+func unavailable(reason string) *toolerr.Error {
+	return toolerr.New(toolerr.ToolUnavailable, toolerr.NewIssue(reason))
 }
 
 // stalePins is the version_mismatch of an item whose pins are not svc's
@@ -295,8 +309,8 @@ func (a *App) Local(ctx context.Context, code string, params any) (*executor.Ite
 	snap := a.cfg.Snapshot()
 	svc, ok := snap.Service(code)
 	if !ok {
-		if _, quarantined := snap.Quarantined(code); quarantined {
-			return fail(toolerr.New(toolerr.ToolUnavailable)), nil
+		if f, quarantined := snap.Quarantined(code); quarantined {
+			return fail(unavailable(f.Reason)), nil
 		}
 		return fail(toolerr.New(toolerr.UnknownTool)), nil
 	}

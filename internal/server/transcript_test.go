@@ -83,7 +83,10 @@ func transcriptTable() *guard.Table {
 func startTranscripts(t *testing.T) *rig {
 	t.Helper()
 	modules := builtModules(t)
-	return startConfigured(t, modules, true, func(c *server.Config) {
+	r := startConfigured(t, modules, true, func(c *server.Config) {
+		// The folder does not change during the cases: no rescan may
+		// start a load that diagnostics would list.
+		c.Rescan = time.Hour
 		c.Natives = append(testNatives(), absentEngine())
 		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
 		c.Guard = server.GuardConfig{
@@ -92,6 +95,15 @@ func startTranscripts(t *testing.T) *rig {
 			Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 		}
 	})
+	// Every load of the folder has ended before the first case.
+	deadline := time.Now().Add(5 * time.Minute)
+	for len(r.srv.Registry().Loading()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("loads still running: %+v", r.srv.Registry().Loading())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r
 }
 
 // builtModules reads the bundled modules `make wasm` built into wasm/.
