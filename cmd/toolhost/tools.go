@@ -123,10 +123,9 @@ func listing(snap *registry.Snapshot) map[string]any {
 	services := []listed{}
 	for _, svc := range snap.Services() {
 		d := svc.Definition
-		tool := catalog.Tool(svc)
 		l := listed{
 			ToolCode: d.ToolCode, Name: d.Name, Source: svc.Source,
-			Execution: tool.Execution, Status: tool.Status, Available: true,
+			Execution: d.Platform.Execution, Status: d.Platform.Status, Available: true,
 			ContractVersion: d.ContractVersion, ImplementationVersion: d.ImplementationVersion,
 			SchemaFingerprint: d.Fingerprint, Operations: d.OperationNames(),
 		}
@@ -134,8 +133,8 @@ func listing(snap *registry.Snapshot) map[string]any {
 		case !d.Platform.API:
 			// Listed by the catalogue, run by no API (ADR-027).
 			l.Available, l.Reason = false, catalog.UnavailablePageOnly
-		case tool.Status == contracts.StatusUnavailable:
-			l.Available, l.Reason = false, tool.StatusReason
+		case !svc.Available():
+			l.Status, l.Available, l.Reason = contracts.StatusUnavailable, false, svc.StatusReason()
 		}
 		services = append(services, l)
 	}

@@ -3,12 +3,10 @@ package catalog
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	"toolhost/internal/contracts"
 	"toolhost/internal/registry"
 	"toolhost/internal/schema"
-	"toolhost/internal/toolerr"
 )
 
 // Tool returns the tools.tool@1 descriptor of svc with its schemas
@@ -49,7 +47,7 @@ func Tool(svc *registry.Service) contracts.Tool {
 	}
 	if svc.Unavailable != nil {
 		t.Status = contracts.StatusUnavailable
-		t.StatusReason = StatusReason(svc.Unavailable)
+		t.StatusReason = svc.StatusReason()
 	}
 	if p.Capability != "" {
 		capability := p.Capability
@@ -91,24 +89,6 @@ func Tool(svc *registry.Service) contracts.Tool {
 		})
 	}
 	return t
-}
-
-// StatusReason is the statusReason of a service the registry published
-// unavailable: its platform code, followed for a missing engine by the
-// engines, e.g. "engine_missing: qpdf, pdftoppm" or
-// "invalid_operation_policy". It carries no caller data: issue paths are
-// engine names the package declared.
-func StatusReason(e *toolerr.Error) string {
-	var engines []string
-	for _, is := range e.Issues {
-		if is.Code == registry.IssueEngineMissing && len(is.Path) > 0 {
-			engines = append(engines, is.Path[0])
-		}
-	}
-	if len(engines) > 0 {
-		return registry.IssueEngineMissing + ": " + strings.Join(engines, ", ")
-	}
-	return string(e.Code)
 }
 
 // List returns the tools.tool-list@1 of snapshot s, as GET /api/v1/tools

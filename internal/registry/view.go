@@ -24,9 +24,13 @@ type inputSchema struct {
 // [Service.Available] and [Service.StatusReason] say whether it can run.
 func (s *Service) Platform() *tooldef.Platform { return &s.Definition.Platform }
 
-// Available reports whether the service can run: it is not listed
-// unavailable and it has a runner.
-func (s *Service) Available() bool { return s.Unavailable == nil && s.Runner != nil }
+// Available reports whether the service can run here: the registry did
+// not publish it unavailable, it has a runner, and it does not declare
+// itself unavailable. It is the catalogue's status; a page-only tool is
+// available to the page, not to the run API (its platform's API).
+func (s *Service) Available() bool {
+	return s.Unavailable == nil && s.Runner != nil && s.Definition.Platform.Status != tooldef.StatusUnavailable
+}
 
 // StatusReason is the statusReason of a service published unavailable:
 // its platform code, followed for a missing engine by the engines, e.g.

@@ -51,7 +51,7 @@ func Runnable(svc *registry.Service) error {
 	switch {
 	case !p.API:
 		return refuse(NotRunnable, "This tool is a page only: it has no run API.")
-	case !svc.Available() || p.Status == "unavailable":
+	case !svc.Available():
 		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")
 		r.Reason = svc.StatusReason()
 		return r

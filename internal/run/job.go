@@ -23,7 +23,7 @@ func JobTool(snap *registry.Snapshot, jobType, operation string) (*registry.Serv
 // Unauthenticated for an anonymous caller of a tool that needs a signed-in
 // one.
 func JobRunnable(svc *registry.Service, o Origin) error {
-	if !svc.Available() || svc.Platform().Status == "unavailable" {
+	if !svc.Available() {
 		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")
 		r.Reason = svc.StatusReason()
 		return r
