@@ -66,6 +66,7 @@ func TestExposition(t *testing.T) {
 		{name: "quota throttled", line: `toolhost_quota_decisions_total{class="heavy",decision="throttled",tier="anonymous"} 1`},
 		{name: "quota allowed", line: `toolhost_quota_decisions_total{class="light",decision="allowed",tier="user"} 1`},
 		{name: "histogram type", line: `# TYPE toolhost_item_duration_seconds histogram`},
+		{name: "bucket 1ms", line: `toolhost_item_duration_seconds_bucket{tool="json_minify",le="0.001"} 0`},
 		{name: "bucket 5ms", line: `toolhost_item_duration_seconds_bucket{tool="json_minify",le="0.005"} 1`},
 		{name: "bucket 0.5s", line: `toolhost_item_duration_seconds_bucket{tool="json_minify",le="0.5"} 1`},
 		{name: "bucket 1s", line: `toolhost_item_duration_seconds_bucket{tool="json_minify",le="1"} 2`},
@@ -142,6 +143,48 @@ func TestNoAddressInLabels(t *testing.T) {
 	for _, v := range []string{"quota.exceeded", "port_check", "anonymous", "1.5"} {
 		if got := safe(v); got != v {
 			t.Errorf("safe(%q) = %q", v, got)
+		}
+	}
+}
+
+// The item-duration histogram resolves a WASM item (issue 13, item 5):
+// its buckets start at 50 µs, so an item of 80 µs and one of 400 µs land
+// in different buckets below a millisecond, and they still reach 300 s.
+func TestDurationBucketsResolveMicroseconds(t *testing.T) {
+	if first, last := DurationBuckets[0], DurationBuckets[len(DurationBuckets)-1]; first != 50e-6 || last != 300 {
+		t.Fatalf("DurationBuckets run from %g to %g s, want 5e-05 to 300", first, last)
+	}
+	for i := 1; i < len(DurationBuckets); i++ {
+		if DurationBuckets[i] <= DurationBuckets[i-1] {
+			t.Fatalf("DurationBuckets not increasing at %d: %v", i, DurationBuckets)
+		}
+	}
+	m := New()
+	m.ObserveItemDuration("hash", 80*time.Microsecond)
+	m.ObserveItemDuration("hash", 400*time.Microsecond)
+	m.ObserveItemDuration("hash", 3*time.Millisecond)
+	body := scrape(t, m)
+	var les []string
+	for _, l := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(l, `toolhost_item_duration_seconds_bucket{tool="hash",le="`); ok {
+			les = append(les, rest[:strings.IndexByte(rest, '"')])
+		}
+	}
+	if len(les) != len(DurationBuckets)+1 {
+		t.Fatalf("%d buckets exposed, want %d and +Inf: %v", len(les), len(DurationBuckets), les)
+	}
+	for _, want := range []string{
+		`le="5e-05"} 0`,
+		`le="0.0001"} 1`,
+		`le="0.00025"} 1`,
+		`le="0.0005"} 2`,
+		`le="0.001"} 2`,
+		`le="0.005"} 3`,
+		`le="300"} 3`,
+		`le="+Inf"} 3`,
+	} {
+		if !strings.Contains(body, `toolhost_item_duration_seconds_bucket{tool="hash",`+want+"\n") {
+			t.Errorf("no bucket line %s", want)
 		}
 	}
 }
