@@ -165,7 +165,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*Store, error) {
 	f.Close()
 
 	s := &Store{path: abs}
-	if s.db, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
+	if s.db, err = openPool(dsn(abs, false), "write"); err != nil {
 		return nil, fmt.Errorf("opening %s: %w", abs, err)
 	}
 	s.db.SetMaxOpenConns(1)
@@ -177,7 +177,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("opening %s: %w", abs, err)
 	}
-	if s.read, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
+	if s.read, err = openPool(dsn(abs, true), "read"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("opening %s: %w", abs, err)
 	}
