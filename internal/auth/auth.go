@@ -57,8 +57,9 @@ import (
 )
 
 var (
-	// ErrInvalidToken is returned by Authenticate when the token is
-	// malformed or is not one this database issued.
+	// ErrInvalidToken is returned by Authenticate and RevokeToken when the
+	// token is malformed or is not one this database issued (or it was
+	// revoked).
 	ErrInvalidToken = errors.New("auth: invalid token")
 
 	// ErrDisabled is returned by Authenticate when the token's account or
@@ -344,19 +345,60 @@ func (a *Accounts) createToken(ctx context.Context, table, name string, capabili
 // still authenticates.
 //
 // With [WithCache], a token resolved less than the TTL ago is answered from
-// memory, without the database. Otherwise the lookup and the bookkeeping
-// are bounded by [store.Budget]: when the database is too busy to answer
-// within it, the error wraps [store.ErrBusy].
+// memory, without the database; one used after half the TTL is looked up
+// again (and its last_used_at written) in the background, off the request.
+// Otherwise the lookup and the bookkeeping are bounded by [store.Budget]:
+// when the database is too busy to answer within it, the error wraps
+// [store.ErrBusy].
 func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if !wellFormed(token) {
 		return nil, ErrInvalidToken
 	}
 	hash := hashToken(token)
-	if e, ok := a.cache.get("t"+hash, a.now()); ok {
+	k := "t" + hash
+	if e, ok, refresh := a.cache.get(k, a.now()); ok {
+		if refresh {
+			go a.refresh(k, func(ctx context.Context) (cached, error) {
+				p, err := a.lookupToken(ctx, hash)
+				return cached{principal: p}, err
+			})
+		}
 		return clonePrincipal(e.principal), nil
 	}
+	gen := a.cache.generation()
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
+	p, err := a.lookupToken(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	a.cache.put(k, cached{principal: clonePrincipal(p)}, a.now(), gen)
+	return p, nil
+}
+
+// refresh looks the credential of cache key k up again with lookup, in
+// the goroutine of its own that a cache hit started, within [store.Budget]:
+// it replaces the entry, takes it out when the credential is no longer
+// valid (ErrInvalidToken, ErrDisabled, ErrInvalidSession), and leaves it to
+// expire on any other error (the database busy or closed).
+func (a *Accounts) refresh(k string, lookup func(context.Context) (cached, error)) {
+	defer a.cache.done(k)
+	gen := a.cache.generation()
+	ctx, cancel := store.Budget(context.Background())
+	defer cancel()
+	e, err := lookup(ctx)
+	switch {
+	case err == nil:
+		a.cache.put(k, e, a.now(), gen)
+	case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrDisabled), errors.Is(err, ErrInvalidSession):
+		a.cache.drop(k)
+	}
+}
+
+// lookupToken reads the token of hash, its account or app and its
+// capabilities in one query, and does the last_used_at bookkeeping, under
+// ctx.
+func (a *Accounts) lookupToken(ctx context.Context, hash string) (*Principal, error) {
 	// The lookup compares hashes in an index, in time that depends on the
 	// bytes compared, and that is safe: the caller chooses the token, not
 	// its SHA-256, and cannot steer the hash towards a stored one byte by
@@ -400,8 +442,32 @@ func (a *Accounts) Authenticate(ctx context.Context, token string) (*Principal, 
 		slices.Sort(p.Capabilities)
 	}
 	a.touch(ctx, p.TokenID, lastUsed)
-	a.cache.put("t"+hash, cached{principal: clonePrincipal(&p)}, a.now())
 	return &p, nil
+}
+
+// RevokeToken deletes token, with its capabilities: from the moment it
+// returns the token fails with ErrInvalidToken in this process, its cache
+// entry gone; another process's cache forgets it within its TTL. Revoking
+// a malformed, unknown or already revoked token is ErrInvalidToken. The
+// token's account or app and its other tokens are unchanged.
+func (a *Accounts) RevokeToken(ctx context.Context, token string) error {
+	if !wellFormed(token) {
+		return ErrInvalidToken
+	}
+	hash := hashToken(token)
+	// The entry goes after the change, whatever the outcome, so that no
+	// lookup that read the row before the delete answers from it.
+	defer a.cache.drop("t" + hash)
+	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM tokens WHERE hash = ?`, hash)
+	if err != nil {
+		return fmt.Errorf("revoking a token: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("revoking a token: %w", err)
+	} else if n == 0 {
+		return ErrInvalidToken
+	}
+	return nil
 }
 
 // touch sets a token's last_used_at to now when it is missing or older than

@@ -71,18 +71,38 @@ func (a *Accounts) CreateSession(ctx context.Context) (value string, expires tim
 // when value is malformed, unknown or expired; any other error is the
 // database's, wrapping [store.ErrBusy] when it was too busy to answer
 // within [store.Budget]. It only reads. With [WithCache], a session read
-// less than the TTL ago is answered from memory, never past its expiry.
+// less than the TTL ago is answered from memory, never past its expiry, and
+// one used after half the TTL is read again in the background.
 func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) {
 	if !wellFormedSession(value) {
 		return nil, ErrInvalidSession
 	}
 	hash := hashToken(value)
-	if e, ok := a.cache.get("s"+hash, a.now()); ok {
+	k := "s" + hash
+	if e, ok, refresh := a.cache.get(k, a.now()); ok {
+		if refresh {
+			go a.refresh(k, func(ctx context.Context) (cached, error) {
+				s, err := a.lookupSession(ctx, hash)
+				return cached{session: s}, err
+			})
+		}
 		s := *e.session
 		return &s, nil
 	}
+	gen := a.cache.generation()
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
+	s, err := a.lookupSession(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	c := *s
+	a.cache.put(k, cached{session: &c}, a.now(), gen)
+	return s, nil
+}
+
+// lookupSession reads the unexpired session of hash under ctx.
+func (a *Accounts) lookupSession(ctx context.Context, hash string) (*Session, error) {
 	now := a.now().UTC().Format(timeLayout)
 	var (
 		s       Session
@@ -103,8 +123,6 @@ func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) 
 	if s.Expires, err = time.Parse(timeLayout, expires); err != nil {
 		return nil, fmt.Errorf("reading session: %w", err)
 	}
-	c := s
-	a.cache.put("s"+hash, cached{session: &c}, a.now())
 	return &s, nil
 }
 
