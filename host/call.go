@@ -96,8 +96,10 @@ type callState struct {
 	hasError             bool
 
 	claimed    bool
-	abortCode  string // set by a host function that stops the call
-	abortCause error  // why, when the code alone does not say
+	wasiState  bool       // a WASI function that can change the instance's descriptors ran
+	clocks     callClocks // the WASI clocks and random source
+	abortCode  string     // set by a host function that stops the call
+	abortCause error      // why, when the code alone does not say
 	log        boundedLog
 }
 

@@ -37,17 +37,26 @@ var (
 	errNotImaged = errors.New("module not pre-initialised")
 )
 
-// memoryImage is captured linear memory. Instances start from buffers that
-// already hold it: a used buffer goes back to a restorer goroutine, which
-// copies the image into it off the call's path and queues it as ready. A
-// call that finds no ready buffer copies the image itself.
+// memoryImage is captured linear memory: the pre-initialised image of an
+// imaged module, or the memory a pooled module's instances are reset to
+// (see pool.go).
+//
+// Fresh instances of an imaged module start from buffers that already hold
+// it: a used buffer goes back to a restorer goroutine, which copies the
+// image into it off the call's path and queues it as ready. A call that
+// finds no ready buffer copies the image itself. A pooled instance's memory
+// is instead a private mapping of the image's memfd (mapping_linux.go).
 type memoryImage struct {
 	bytes []byte
-	ready chan []byte   // restored buffers, len(bytes) long, zero beyond
+	ready chan []byte   // restored buffers, len(bytes) long, zero beyond; nil without a restorer
 	dirty chan dirtyBuf // used buffers waiting to be restored
 	stop  chan struct{}
 	done  chan struct{}
 	once  sync.Once
+
+	fileOnce sync.Once
+	file     *imageFile // made on the first mapping
+	fileErr  error
 }
 
 // dirtyBuf is a used buffer at full capacity and how much of it was used;
@@ -61,9 +70,12 @@ type dirtyBuf struct {
 // lane of the default platform policy.
 const readyBuffers = 2
 
-// maxPooledBytes bounds the buffers kept for reuse.
+// maxPooledBytes bounds the buffers kept for reuse, and the memory a module
+// without an image may start with and still have its instances pooled.
 const maxPooledBytes = 64 << 20
 
+// newMemoryImage returns the image of b with a restorer for fresh
+// instances.
 func newMemoryImage(b []byte) *memoryImage {
 	img := &memoryImage{
 		bytes: b,
@@ -75,6 +87,10 @@ func newMemoryImage(b []byte) *memoryImage {
 	go img.restore()
 	return img
 }
+
+// newPristineImage returns the image of b without a restorer: only pooled
+// instances start from it.
+func newPristineImage(b []byte) *memoryImage { return &memoryImage{bytes: b} }
 
 // restore turns used buffers back into copies of the image until close.
 func (img *memoryImage) restore() {
@@ -122,12 +138,31 @@ func (img *memoryImage) release(buf []byte) {
 	}
 }
 
-// close stops the restorer and waits for it. It is safe to call more than
-// once.
+// mapping returns a new private mapping of the image, or an error when
+// the system has none (the caller then copies).
+func (img *memoryImage) mapping() ([]byte, error) {
+	img.fileOnce.Do(func() { img.file, img.fileErr = newImageFile(img.bytes) })
+	switch {
+	case img.fileErr != nil:
+		return nil, img.fileErr
+	case img.file == nil:
+		return nil, errors.New("memory image closed")
+	}
+	return img.file.mapPrivate(len(img.bytes))
+}
+
+// close stops the restorer and waits for it, and closes the memfd (the
+// mappings stay valid until unmapped). It is safe to call more than once.
 func (img *memoryImage) close() {
 	img.once.Do(func() {
-		close(img.stop)
-		<-img.done
+		if img.stop != nil {
+			close(img.stop)
+			<-img.done
+		}
+		img.fileOnce.Do(func() {}) // no file is made after close
+		if img.file != nil {
+			img.file.close()
+		}
 	})
 }
 
@@ -147,7 +182,8 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	s := &callState{ctx: runCtx, limits: Limits{MemoryBytes: r.cfg.MaxMemoryBytes, Fuel: imageFuel}.withDefaults(), log: boundedLog{max: DefaultLogBytes}}
 	guestCtx := context.WithValue(runCtx, callStateKey{}, s)
 	instCtx := experimental.WithMemoryAllocator(guestCtx, allocator{s: s})
-	inst, err := r.wazero.InstantiateModule(instCtx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	// The template sees the clocks and random source a call would.
+	inst, err := r.wazero.InstantiateModule(instCtx, compiled, (&instance{cur: s}).config())
 	if err != nil {
 		return nil, nil, nil, s.initFailure("instantiating the template", err)
 	}

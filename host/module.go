@@ -1,15 +1,16 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 
 	"toolhost/host/internal/instrument"
 )
@@ -22,9 +23,9 @@ const MaxModuleBytes = 64 << 20
 // function uses is then charged to the call.
 const startFuel = 1_000_000_000
 
-// Module is a loaded, instrumented and compiled tool module. It is
-// immutable and safe for concurrent use: every [Module.Call] gets its own
-// instance.
+// Module is a loaded, instrumented and compiled tool module. It is safe
+// for concurrent use: every [Module.Call] gets an instance of its own, a
+// fresh one or an idle one reset to its pristine state (see pool.go).
 type Module struct {
 	rt             *Runtime
 	compiled       wazero.CompiledModule
@@ -36,6 +37,11 @@ type Module struct {
 	initialize     bool         // exports _initialize, called before every export
 	image          *memoryImage // set when instances start pre-initialised
 	imageErr       error        // why a module with _initialize is not
+
+	pool           *instancePool // nil when every call gets a fresh instance
+	poolErr        error         // why not
+	pristine       *memoryImage  // what a pooled instance's memory is reset to
+	mutableGlobals []string      // export names of the mutable defined globals
 }
 
 // Load decodes, instruments and compiles a module, and checks that it
@@ -107,6 +113,7 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	for _, mem := range m.compiled.ExportedMemories() {
 		m.minMemoryBytes = uint64(mem.Min()) << 16
 	}
+	m.poolErr = m.pooling(ctx, info)
 	// wazero builds its export map on every call: decide once what can be
 	// called, here rather than on each item.
 	m.callable = map[string]bool{}
@@ -115,6 +122,52 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	}
 	return m, nil
 }
+
+// pooling gives m its instance pool, or returns why it has none.
+func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
+	cfg := m.rt.cfg
+	switch {
+	case cfg.FreshInstances:
+		return errors.New("the runtime makes a fresh instance for every call (Config.FreshInstances)")
+	case info.Start:
+		return errors.New("the module has a start section, which runs once per instance")
+	case m.initialize:
+		return fmt.Errorf("the module runs _initialize on every call (%w)", m.imageErr)
+	case len(info.StateOps) > 0:
+		return fmt.Errorf("the module's code changes state a reset does not restore (%s)", strings.Join(info.StateOps, ", "))
+	case m.image == nil && m.minMemoryBytes > maxPooledBytes:
+		return fmt.Errorf("the module starts with %d bytes of memory and no image, over %d", m.minMemoryBytes, maxPooledBytes)
+	}
+	for _, g := range info.Globals {
+		if g.Mutable && !g.Imported {
+			if g.Export == "" {
+				return fmt.Errorf("mutable global %d is not exported", g.Index)
+			}
+			m.mutableGlobals = append(m.mutableGlobals, g.Export)
+		}
+	}
+	m.pristine = m.image
+	if m.pristine == nil {
+		// The memory as the data segments leave it, from an instance made
+		// here: no start function runs, so nothing else does.
+		s := &callState{ctx: ctx, limits: Limits{MemoryBytes: cfg.MaxMemoryBytes}.withDefaults(), log: boundedLog{max: DefaultLogBytes}}
+		inst, err := m.instantiate(context.WithValue(ctx, callStateKey{}, s), s, false)
+		if err != nil {
+			return fmt.Errorf("instantiating the module to capture its memory: %w", err)
+		}
+		var b []byte
+		if inst.memory != nil {
+			b = append([]byte(nil), inst.memory.buf...)
+		}
+		inst.close()
+		m.pristine = newPristineImage(b)
+	}
+	m.pool = &instancePool{max: cmp.Or(cfg.IdleInstances, defaultIdleInstances())}
+	return nil
+}
+
+// Pooled reports whether calls reuse reset instances, and if not, why.
+func (m *Module) Pooled() (bool, error) { return m.pool != nil, m.poolErr }
 
 // Preinitialised reports whether calls start from a captured image instead
 // of running _initialize, and if not, why (nil for a module without an
@@ -157,11 +210,17 @@ func (m *Module) Exports() []string { return slices.Clone(m.exports) }
 // takes nothing and returns one i32, the Extism plugin function shape.
 func (m *Module) HasExport(name string) bool { return m.callable[name] }
 
-// Close releases the compiled module and stops its image restorer. It is
-// safe to call more than once.
+// Close closes the idle instances, releases the compiled module and stops
+// its image restorer. It is safe to call more than once.
 func (m *Module) Close(ctx context.Context) error {
+	if m.pool != nil {
+		m.pool.close()
+	}
 	if m.image != nil {
 		m.image.close()
+	}
+	if m.pristine != nil && m.pristine != m.image {
+		m.pristine.close()
 	}
 	return m.release(ctx)
 }
@@ -205,52 +264,115 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	}
 	s := &callState{ctx: callCtx, limits: lim, input: input, tableBytes: m.tableBytes, log: boundedLog{max: lim.MaxLogBytes}}
 	guestCtx := context.WithValue(ctx, callStateKey{}, s)
-	instCtx := experimental.WithMemoryAllocator(guestCtx, allocator{s: s, image: m.image})
 
 	start := time.Now()
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions().
-		WithStdout(&s.log).
-		WithStderr(&s.log)
-	inst, err := m.rt.wazero.InstantiateModule(instCtx, m.compiled, cfg)
+	inst, err := m.acquire(guestCtx, s)
 	if err != nil {
 		return nil, s.failure(err)
 	}
-	defer inst.Close(context.Background())
-	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
-	if fuel == nil {
-		return nil, fail(CodeExecutionFailed, errors.New("instrumented module lacks its fuel global"))
-	}
-	s.fuel = fuel
-	// Charge what the start function used, then give the rest.
-	fuel.Set(uint64(lim.Fuel - (startFuel - int64(fuel.Get()))))
-	if m.initialize {
-		if _, err := inst.ExportedFunction("_initialize").Call(guestCtx); err != nil {
-			return nil, s.failure(err)
+	res, trapped, err := m.run(guestCtx, inst, s, export, start)
+	m.putBack(inst, s, trapped)
+	return res, err
+}
+
+// acquire returns the instance for the call s: an idle one bound to s, or
+// a new one with the start function's fuel charged and _initialize run.
+func (m *Module) acquire(ctx context.Context, s *callState) (*instance, error) {
+	if m.pool != nil {
+		if inst := m.pool.get(); inst != nil {
+			m.rt.counters.reused.Add(1)
+			inst.bind(s)
+			s.fuel.Set(uint64(s.limits.Fuel))
+			s.notePeak() // the memory it holds, as a new instance's would count
+			return inst, nil
 		}
 	}
+	m.rt.counters.instantiated.Add(1)
+	inst, err := m.instantiate(ctx, s, m.pool != nil)
+	if err != nil {
+		return nil, err
+	}
+	inst.bind(s)
+	// Charge what the start function used, then give the rest.
+	s.fuel.Set(uint64(s.limits.Fuel - (startFuel - int64(s.fuel.Get()))))
+	if m.initialize {
+		if _, err := inst.function("_initialize").Call(ctx); err != nil {
+			inst.close()
+			return nil, err
+		}
+	}
+	return inst, nil
+}
+
+// run calls export on inst for the call s. trapped reports that the guest
+// did not return (it trapped, or the host stopped it).
+func (m *Module) run(ctx context.Context, inst *instance, s *callState, export string, start time.Time) (res *Result, trapped bool, err error) {
+	lim := s.limits
 	instantiated := time.Now()
-	results, err := inst.ExportedFunction(export).Call(guestCtx)
-	res := &Result{
-		FuelUsed:        lim.Fuel - int64(fuel.Get()),
+	results, err := inst.function(export).Call(ctx)
+	res = &Result{
+		FuelUsed:        lim.Fuel - int64(s.fuel.Get()),
 		InstantiateTime: instantiated.Sub(start),
 		CallTime:        time.Since(instantiated),
 	}
 	res.MemoryPeakBytes = s.peak
 	res.Log = s.log.bytes()
 	if err != nil {
-		return res, s.failure(err)
+		return res, true, s.failure(err)
 	}
 	if !lim.HardDeadline.IsZero() && !time.Now().Before(lim.HardDeadline) {
-		return res, fail(CodeExecutionTimeout, errors.New("finished after the hard deadline"))
+		return res, false, fail(CodeExecutionTimeout, errors.New("finished after the hard deadline"))
 	}
 	if int32(results[0]) != 0 {
-		return res, s.raised()
+		return res, false, s.raised()
 	}
 	res.Output = s.outputBytes()
 	res.MemoryPeakBytes = s.peak
-	return res, nil
+	return res, false, nil
+}
+
+// putBack resets a pooled instance after its call and keeps it, or closes
+// it: always for a fresh-only module, and for a pooled one when the call
+// left state a reset cannot be trusted with (see pool.go).
+func (m *Module) putBack(inst *instance, s *callState, trapped bool) {
+	if m.pool == nil {
+		inst.close()
+		return
+	}
+	reason := s.discardReason(trapped)
+	if reason == "" && !inst.reset() {
+		reason = DiscardGrowth
+	}
+	if reason == "" {
+		reason = m.pool.put(inst)
+	}
+	if reason != "" {
+		m.rt.counters.discard(reason)
+		inst.close()
+	}
+}
+
+// discardReason says why an instance cannot serve another call after
+// this one, or "" when it can. A guest that returned, with an error of its
+// own or not, leaves nothing a reset does not undo, unless it called a
+// WASI function that can change its descriptors; one that did not return
+// is discarded with the cause of its end.
+func (s *callState) discardReason(trapped bool) string {
+	switch {
+	case !trapped && s.wasiState:
+		return DiscardWASIState
+	case !trapped:
+		return ""
+	case s.abortCode != "":
+		return DiscardHostError
+	case s.fuel != nil && int64(s.fuel.Get()) < 0:
+		return DiscardFuel
+	case s.ctx.Err() != nil:
+		return DiscardInterrupt
+	case s.memoryRefused:
+		return DiscardMemoryLimit
+	}
+	return DiscardTrap
 }
 
 // outputBytes returns the output the guest set. It is copied out of the

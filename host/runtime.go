@@ -44,6 +44,14 @@ type Config struct {
 	// of starting from a captured image (see [Module.Preinitialised]); for
 	// measurements and debugging.
 	NoPreinitialise bool
+	// FreshInstances makes every call instantiate the module and close the
+	// instance afterwards, instead of reusing instances reset to their
+	// pristine state (see [Module.Pooled]); for measurements, debugging
+	// and the tests that compare the two.
+	FreshInstances bool
+	// IdleInstances bounds the reset instances kept per module. Zero
+	// means one per processor, at least two.
+	IdleInstances int
 }
 
 // Runtime compiles and runs tool modules. It is safe for concurrent use.
@@ -52,6 +60,8 @@ type Runtime struct {
 	cfg     Config
 	wazero  wazero.Runtime
 	allowed map[string]map[string]bool // import module → function names
+
+	counters instanceCounters
 
 	mu       sync.Mutex
 	closed   bool

@@ -21,6 +21,19 @@ import (
 // then calls wazero's function with the guest as the caller, as a direct
 // import would.
 
+// wasiStateless are the WASI functions that cannot change an instance's
+// WASI state: they read the call's clocks and random source, its (empty)
+// arguments and environment, write its log, or read descriptors without
+// changing them. Any other (fd_close, fd_renumber, fd_seek, path_open, …)
+// marks the call so that a pooled instance is discarded after it: its
+// descriptor table is the instance's, and a reset does not restore it.
+var wasiStateless = map[string]bool{
+	"args_get": true, "args_sizes_get": true, "environ_get": true, "environ_sizes_get": true,
+	"clock_res_get": true, "clock_time_get": true, "random_get": true, "sched_yield": true,
+	"poll_oneoff": true, "proc_raise": true, "fd_write": true, "fd_read": true,
+	"fd_fdstat_get": true, "fd_filestat_get": true, "fd_prestat_get": true, "fd_prestat_dir_name": true,
+}
+
 // wasiMaxElems bounds the arrays a WASI call may walk in one call: iovecs
 // (Linux's IOV_MAX) and poll_oneoff subscriptions. A larger count answers
 // EINVAL without running, so that no single call holds the guest's
@@ -120,6 +133,7 @@ func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]bool, er
 			return nil, fmt.Errorf("WASI function %s is not a Go module function (%T)", name, def.GoFunction())
 		}
 		cost := wasiCostOf(name, def.ParamNames())
+		stateless := wasiStateless[name]
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 				s := stateFrom(ctx)
@@ -127,6 +141,9 @@ func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]bool, er
 					panic(fmt.Errorf("host function called outside a Toolhost call"))
 				}
 				s.enter(mod)
+				if !stateless {
+					s.wasiState = true
+				}
 				if !cost.charge(s, mod, stack) {
 					stack[0] = wasiErrnoInval
 					return

@@ -158,6 +158,9 @@ type meter struct {
 	// fnTargets and moduleTargets count br_table labels, each br_table's
 	// default included: in the current function and in all so far.
 	fnTargets, moduleTargets uint64
+	// stateOps collects the instructions met that change tables or
+	// segments (Info.StateOps).
+	stateOps stateOpSet
 	// depth is the dominator depth of the block being read (see
 	// newBlock); fnDepths and moduleDepths add up the depths of the blocks
 	// of the current function and of all so far.
@@ -437,6 +440,9 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 			// name it.
 			err = mt.index(r, m.numGlobals(), "global")
 		case op == 0x25, op == 0x26: // table.get, table.set
+			if op == 0x26 {
+				mt.stateOps |= opTableSet
+			}
 			err = mt.index(r, m.numTables(), "table")
 		case op >= 0x28 && op <= 0x3e: // loads and stores
 			err = mt.memarg(r)
@@ -471,8 +477,10 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 					err = m.memIndex(r)
 				}
 			case 9: // data.drop
+				mt.stateOps |= opDataDrop
 				err = mt.dataIndex(r)
 			case 13: // elem.drop
+				mt.stateOps |= opElemDrop
 				err = mt.index(r, m.numElems, "element segment")
 			case 10: // memory.copy
 				cost, dynShift = costBulk, bulkMemoryShift
@@ -483,21 +491,25 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 				cost, dynShift = costBulk, bulkMemoryShift
 				err = m.memIndex(r)
 			case 12: // table.init
+				mt.stateOps |= opTableInit
 				cost, dynShift = costBulk, bulkTableShift
 				if err = mt.index(r, m.numElems, "element segment"); err == nil {
 					err = mt.index(r, m.numTables(), "table")
 				}
 			case 14: // table.copy
+				mt.stateOps |= opTableCopy
 				cost, dynShift = costBulk, bulkTableShift
 				if err = mt.index(r, m.numTables(), "table"); err == nil {
 					err = mt.index(r, m.numTables(), "table")
 				}
 			case 15: // table.grow
+				mt.stateOps |= opTableGrow
 				cost, grow = costTableGrow, true
 				err = mt.index(r, m.numTables(), "table")
 			case 16: // table.size
 				err = mt.index(r, m.numTables(), "table")
 			case 17: // table.fill
+				mt.stateOps |= opTableFill
 				cost, dynShift = costBulk, bulkTableShift
 				err = mt.index(r, m.numTables(), "table")
 			default:

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 )
@@ -239,7 +238,7 @@ func (m *module) encodeGlobals(p []byte, info *Info, opts Options) []byte {
 	// sets it from the fuel the host gave.
 	p = appendGlobalType(p, globalType{valType: typeI64, mutable: true})
 	p = append(p, opI64Const)
-	p = appendSLEB(p, math.MaxInt64)
+	p = appendSLEB(p, FloorStart)
 	return append(p, opEnd)
 }
 
@@ -250,7 +249,7 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 			added++
 		}
 	}
-	p = appendULEB(p, uint64(len(m.exports)+1+added))
+	p = appendULEB(p, uint64(len(m.exports)+2+added))
 	appendExport := func(name string, kind ExternKind, index uint32) {
 		p = appendName(p, name)
 		p = append(p, byte(kind))
@@ -260,6 +259,7 @@ func (m *module) encodeExports(p []byte, info *Info) []byte {
 		appendExport(e.Name, e.Kind, e.Index)
 	}
 	appendExport(FuelGlobal, KindGlobal, info.FuelGlobal)
+	appendExport(FloorGlobal, KindGlobal, info.FuelGlobal+1)
 	for _, g := range info.Globals {
 		if !g.Imported && strings.HasPrefix(g.Export, GlobalExportPrefix) {
 			appendExport(g.Export, KindGlobal, g.Index)
@@ -293,6 +293,7 @@ func (m *module) encodeCode(p []byte, info *Info) ([]byte, error) {
 	}
 	info.BrTableTargets = mt.moduleTargets
 	info.DominatorDepths = mt.moduleDepths
+	info.StateOps = mt.stateOps.names()
 	body = appendYieldBody(body[:0], fuel, floor)
 	p = appendULEB(p, uint64(len(body)))
 	return append(p, body...), nil

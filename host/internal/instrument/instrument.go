@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -11,6 +12,16 @@ import (
 // after a trap means the trap was fuel exhaustion. The guest's own code
 // cannot address it, nor the floor global after it.
 const FuelGlobal = "toolhost.fuel"
+
+// FloorGlobal is the export name of the floor global, the count below which
+// a metering test calls the yield (see [YieldFuel]). The yield lowers it as
+// the guest runs; it starts at [FloorStart], and a host that runs more than
+// one call on an instance sets it back to FloorStart before each, so that
+// every call yields at its first test, as a new instance's first call does.
+const FloorGlobal = "toolhost.floor"
+
+// FloorStart is the floor global's initial value: above any count.
+const FloorStart = math.MaxInt64
 
 // YieldFuel is how much fuel a guest uses between two calls of its yield
 // function, the function Rewrite appends after all others (its index is
@@ -303,6 +314,16 @@ type Info struct {
 	// TableElements × TableElementBytes, per instance. Imported tables
 	// count too.
 	TableElements, TableBytes uint64
+	// Start reports a start section: a function the module runs when it
+	// is instantiated.
+	Start bool
+	// StateOps names the instructions of the module's code, in the order
+	// of the text format's names, that change state outside memory and
+	// globals: table.set, table.grow, table.fill, table.copy, table.init,
+	// elem.drop and data.drop. An instance whose code has none keeps its
+	// tables and segments as instantiation left them, so that setting its
+	// memory and globals back is a full reset.
+	StateOps []string
 	// DroppedCustomSections names the custom sections left out of the
 	// output: a "name" section that does not parse, or a second one. Every
 	// other custom section is copied unchanged and in place.
@@ -510,6 +531,7 @@ func (m *module) plan(opts Options) (Info, error) {
 		}
 	}
 	info.FuelGlobal = globalIndex
+	info.Start = m.hasStart
 	info.MeteredFunctions = len(m.funcTypes)
 	info.Functions = int(m.numFuncs())
 	info.DroppedCustomSections = m.droppedCust

@@ -234,6 +234,7 @@ func TestIndicesPreserved(t *testing.T) {
 	}
 	if got := mo.exports[len(mi.exports):]; !reflect.DeepEqual(got, []Export{
 		{Name: FuelGlobal, Kind: KindGlobal, Index: 4},
+		{Name: FloorGlobal, Kind: KindGlobal, Index: 5},
 	}) {
 		t.Errorf("added exports %v", got)
 	}

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"toolhost/guest"
@@ -37,8 +40,38 @@ func Module(t *testing.T, dir string) *wasmtool.Tool {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", dir, err, b)
 	}
+	tool, rt := loadIn(t, out, host.Config{CacheDir: filepath.Join(tmp, "cache")})
+	// The same module in a runtime that gives every call a fresh instance:
+	// Same runs each item in both and requires the same result, error,
+	// fuel and memory peak (reuse must not be observable).
+	fresh, _ := loadIn(t, out, host.Config{CacheDir: filepath.Join(tmp, "cache-fresh"), FreshInstances: true})
+	tw := &twin{fresh: fresh}
+	freshTwins.Store(tool, tw)
+	t.Cleanup(func() {
+		freshTwins.Delete(tool)
+		if st := rt.InstanceStats(); !t.Failed() && tw.calls.Load() > 1 && st.Reused == 0 {
+			t.Errorf("%s: no item reused an instance (%+v)", dir, st)
+		}
+	})
+	return tool
+}
+
+// freshTwins maps a Module's tool to its *twin.
+var freshTwins sync.Map
+
+// twin is the same module loaded with fresh instances, and the items Same
+// ran on both.
+type twin struct {
+	fresh *wasmtool.Tool
+	calls atomic.Int64
+}
+
+// loadIn loads the module file path in a new runtime of cfg, on the
+// default platform policy.
+func loadIn(t *testing.T, path string, cfg host.Config) (*wasmtool.Tool, *host.Runtime) {
+	t.Helper()
 	ctx := context.Background()
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: filepath.Join(tmp, "cache")})
+	rt, err := host.NewRuntime(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,26 +80,34 @@ func Module(t *testing.T, dir string) *wasmtool.Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tool, err := l.LoadFile(ctx, out)
+	tool, err := l.LoadFile(ctx, path)
 	if err != nil {
-		t.Fatalf("loading %s: %v", dir, err)
+		t.Fatalf("loading %s: %v", path, err)
 	}
 	t.Cleanup(func() { tool.Close(ctx) })
 	for _, s := range tool.Services() {
 		if s.Refusal != nil {
-			t.Fatalf("%s: service refused: %v", dir, s.Refusal)
+			t.Fatalf("%s: service refused: %v", path, s.Refusal)
 		}
 	}
-	return tool
+	return tool, rt
 }
 
-// Same runs one item both ways — natively through guest.Invoke and in a
-// fresh instance of the module — and fails the test unless the two give the
-// same canonical result bytes, or the same tool error.
+// Same runs one item both ways — natively through guest.Invoke and in the
+// module — and fails the test unless the two give the same canonical result
+// bytes, or the same tool error. The module's item runs twice, on the
+// module's pooled instances and on a fresh instance, which must agree to
+// the byte and the unit of fuel.
 func (tools *Tools) Same(t *testing.T, mod *wasmtool.Tool, code, params string) {
 	t.Helper()
 	native, nerr := tools.run(t, code, params)
 	outcome, werr := mod.Run(context.Background(), code, []byte(params), wasmtool.Deadlines{})
+	if v, ok := freshTwins.Load(mod); ok {
+		tw := v.(*twin)
+		tw.calls.Add(1)
+		fo, ferr := tw.fresh.Run(context.Background(), code, []byte(params), wasmtool.Deadlines{})
+		sameOutcome(t, code+" "+params, outcome, werr, fo, ferr)
+	}
 	switch {
 	case nerr == nil && werr == nil:
 		doc, err := wire.Decode(native, wire.Limits{})
@@ -95,5 +136,26 @@ func (tools *Tools) Same(t *testing.T, mod *wasmtool.Tool, code, params string) 
 		}
 	default:
 		t.Errorf("%s %s:\nnative %s %v\nwasm   %v", code, params, native, nerr, werr)
+	}
+}
+
+// sameOutcome fails the test unless an item's outcome on a pooled instance
+// (a, aerr) and on a fresh one (b, berr) are the same: result bytes, error,
+// fuel and memory peak.
+func sameOutcome(t *testing.T, item string, a *wasmtool.Outcome, aerr error, b *wasmtool.Outcome, berr error) {
+	t.Helper()
+	if fmt.Sprint(aerr) != fmt.Sprint(berr) {
+		t.Errorf("%s: pooled error %v, fresh %v", item, aerr, berr)
+	}
+	if (a == nil) != (b == nil) {
+		t.Errorf("%s: pooled outcome %v, fresh %v", item, a, b)
+		return
+	}
+	if a == nil {
+		return
+	}
+	if !bytes.Equal(a.Result, b.Result) || a.FuelUsed != b.FuelUsed || a.MemoryPeakBytes != b.MemoryPeakBytes {
+		t.Errorf("%s: pooled %s (fuel %d, peak %d), fresh %s (fuel %d, peak %d)",
+			item, a.Result, a.FuelUsed, a.MemoryPeakBytes, b.Result, b.FuelUsed, b.MemoryPeakBytes)
 	}
 }

@@ -1,0 +1,118 @@
+package host
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A memory image on Linux is also a memfd: a pooled instance's linear
+// memory is a private (copy-on-write) mapping of it. The kernel then
+// tracks what the guest wrote: a page it wrote is a private copy, every
+// other page is still the image's, shared. A reset reads the mapping's
+// entries in /proc/self/pagemap and copies the image back into the private
+// pages only (they stay private and writable, so the next call's writes to
+// them do not fault), which costs the pages calls wrote, not the size of
+// the image. Where pagemap cannot be read, the reset drops the private
+// pages with madvise(MADV_DONTNEED) instead, and the next call faults them
+// in again.
+
+// imageFile is the memfd holding an image's bytes, sealed against change.
+type imageFile struct{ fd int }
+
+// newImageFile writes b to a new sealed memfd.
+func newImageFile(b []byte) (*imageFile, error) {
+	fd, err := unix.MemfdCreate("toolhost-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("creating the image's memfd: %w", err)
+	}
+	f := &imageFile{fd: fd}
+	for off := 0; off < len(b); {
+		n, err := unix.Pwrite(fd, b[off:], int64(off))
+		if err != nil {
+			f.close()
+			return nil, fmt.Errorf("writing the image's memfd: %w", err)
+		}
+		off += n
+	}
+	// Sealed, the file cannot be written, grown or shrunk by anyone: a
+	// mapping cannot then fault past its end (SIGBUS) or see other bytes.
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
+		f.close()
+		return nil, fmt.Errorf("sealing the image's memfd: %w", err)
+	}
+	return f, nil
+}
+
+// mapPrivate maps the first n bytes of the file copy-on-write.
+func (f *imageFile) mapPrivate(n int) ([]byte, error) {
+	b, err := unix.Mmap(f.fd, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("mapping the image: %w", err)
+	}
+	return b, nil
+}
+
+// resetMapping sets a mapping made by mapPrivate of image back to the
+// image. scratch holds a pagemap entry per page between calls.
+func resetMapping(b, image []byte, scratch *[]byte) error {
+	if err := copyPrivatePages(b, image, scratch); err == nil {
+		return nil
+	}
+	return unix.Madvise(b, unix.MADV_DONTNEED)
+}
+
+// pagemap is /proc/self/pagemap, opened on first use.
+var pagemap = sync.OnceValues(func() (*os.File, error) { return os.Open("/proc/self/pagemap") })
+
+// The pagemap entry bits read (Documentation/admin-guide/mm/pagemap.rst).
+const (
+	pmPresent = 1 << 63
+	pmSwapped = 1 << 62
+	pmFile    = 1 << 61 // a file page or shared anonymous: not a private copy
+)
+
+// copyPrivatePages copies image into the pages of b that are private
+// copies (present and not the file's, or swapped out), in runs.
+func copyPrivatePages(b, image []byte, scratch *[]byte) error {
+	f, err := pagemap()
+	if err != nil {
+		return err
+	}
+	page := os.Getpagesize()
+	pages := (len(b) + page - 1) / page
+	if cap(*scratch) < 8*pages {
+		*scratch = make([]byte, 8*pages)
+	}
+	entries := (*scratch)[:8*pages]
+	off := int64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))/uintptr(page)) * 8
+	if n, err := f.ReadAt(entries, off); err != nil || n != len(entries) {
+		return fmt.Errorf("reading pagemap: %d of %d bytes: %w", n, len(entries), err)
+	}
+	run := -1 // first page of the current run of private pages
+	for p := 0; p <= pages; p++ {
+		private := false
+		if p < pages {
+			e := binary.LittleEndian.Uint64(entries[8*p:])
+			private = e&pmSwapped != 0 || e&pmPresent != 0 && e&pmFile == 0
+		}
+		switch {
+		case private && run < 0:
+			run = p
+		case !private && run >= 0:
+			lo, hi := run*page, min(p*page, len(b))
+			copy(b[lo:hi], image[lo:hi])
+			run = -1
+		}
+	}
+	return nil
+}
+
+// unmap releases a mapping made by mapPrivate.
+func unmap(b []byte) error { return unix.Munmap(b) }
+
+func (f *imageFile) close() error { return unix.Close(f.fd) }
