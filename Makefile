@@ -42,11 +42,12 @@ run: build wasm
 RACE_PKGS = ./internal/run ./internal/guard ./internal/executor ./internal/registry ./internal/server ./internal/supervisor ./internal/jobs/... ./internal/auth ./internal/store ./internal/abuse
 
 ## test: every test, fuzz seed corpora included, the decode-count tests
-## (build tag toolhost_count, docs/canonical-json.md), then the
+## and the SQL statement counts (build tag toolhost_count,
+## docs/canonical-json.md, docs/performance.md), then the
 ## concurrency packages under -race.
 test: wasm
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -tags toolhost_count -run Decodes ./internal/...
+	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 
 ## bench: the benchmarks, recorded in docs/performance.md.
