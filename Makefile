@@ -11,7 +11,7 @@ FUZZ_TARGETS = ./internal/wire:FuzzDecode ./internal/schema:FuzzCheck ./guest:Fu
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build wasm run test bench bench-http fuzz lint check clean
+.PHONY: all build wasm run test bench bench-http bench-overload fuzz lint check clean
 
 all: build
 
@@ -54,13 +54,30 @@ test: wasm
 bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
 
-## bench-http: the overload benchmark over a real server on loopback: the
-## run and compute routes' peak, then open-loop for BENCH_HTTP_SECONDS at
-## twice what the quota admits (2xquota) and at twice the peak (2xpeak), in
-## enforce and report mode (docs/performance.md).
-BENCH_HTTP_SECONDS ?= 15
-bench-http: wasm
-	TOOLHOST_BENCH_HTTP=1 TOOLHOST_BENCH_SECONDS=$(BENCH_HTTP_SECONDS) $(GO) test -run='^$$' -bench='^BenchmarkOverload$$' -benchtime=1x -timeout=30m ./internal/server
+## bench-http: Toolhost's run route side by side with the same sha256 in an
+## unsandboxed gin peer and (when node and npm are installed) an Express
+## peer, each driven by the same wrk in BENCH_HTTP_ROUNDS alternating rounds
+## of BENCH_HTTP_SECONDS; then the compute route and the run route open-loop
+## at half its peak (bench/README.md, docs/performance.md "HTTP"). Needs wrk;
+## CI does not run it.
+BENCH_HTTP_SECONDS ?= 5
+BENCH_HTTP_ROUNDS  ?= 3
+bench-http: build wasm
+	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: apt-get install wrk (Debian)"; exit 1; }
+	$(GO) build -trimpath -o bin/bench-peer ./bench/peer
+	$(GO) build -trimpath -o bin/httpbench ./bench/httpbench
+	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
+		echo "npm ci in bench/express"; (cd bench/express && npm ci --no-audit --no-fund --silent) || exit 1; \
+	else echo "node or npm is not installed: the Express peer is skipped"; fi
+	bin/httpbench -toolhost $(BIN) -peer bin/bench-peer -express bench/express -tools-dir $(WASM_DIR) -seconds $(BENCH_HTTP_SECONDS) -rounds $(BENCH_HTTP_ROUNDS)
+
+## bench-overload: the overload benchmark over a real server on loopback:
+## the run and compute routes' peak, then open-loop for
+## BENCH_OVERLOAD_SECONDS at twice what the quota admits (2xquota) and at
+## twice the peak (2xpeak), in enforce and report mode (docs/performance.md).
+BENCH_OVERLOAD_SECONDS ?= 15
+bench-overload: wasm
+	TOOLHOST_BENCH_HTTP=1 TOOLHOST_BENCH_SECONDS=$(BENCH_OVERLOAD_SECONDS) $(GO) test -run='^$$' -bench='^BenchmarkOverload$$' -benchtime=1x -timeout=30m ./internal/server
 
 ## fuzz: each fuzz target for FUZZTIME.
 fuzz:
