@@ -15,8 +15,11 @@ import (
 )
 
 // Protocol is the version of the frame protocol a worker speaks; it is in
-// the ready frame, and a supervisor refuses any other.
-const Protocol = 1
+// the ready frame, and a supervisor refuses any other. Version 2 names the
+// worker, not the execution, in the environment and the ready frame: a
+// spare worker is started before its item exists, and learns the
+// execution id from the job frame.
+const Protocol = 2
 
 // ACK is the one byte the supervisor writes once the worker is verified and
 // confined, before the job frame.
@@ -58,18 +61,22 @@ var (
 // it. The supervisor checks every field against /proc before it confines
 // the worker and sends the ACK.
 type readyFrame struct {
-	Frame       string `json:"frame"`
-	Protocol    int    `json:"protocol"`
-	ExecutionID string `json:"execution_id"`
-	PID         int    `json:"pid"`
-	PGID        int    `json:"pgid"`
+	Frame    string `json:"frame"`
+	Protocol int    `json:"protocol"`
+	// WorkerID is the id the supervisor gave this worker at spawn
+	// ([EnvWorkerID]).
+	WorkerID string `json:"worker_id"`
+	PID      int    `json:"pid"`
+	PGID     int    `json:"pgid"`
 	// StartTime is field 22 of /proc/<pid>/stat: clock ticks after boot.
 	StartTime uint64 `json:"start_time"`
 }
 
 // jobFrame is the item, sent after the ACK.
 type jobFrame struct {
-	Frame       string `json:"frame"`
+	Frame string `json:"frame"`
+	// ExecutionID is the item's: the worker learns it here, and its result
+	// frame names it.
 	ExecutionID string `json:"execution_id"`
 	// Package names the native package that holds the service.
 	Package string `json:"package"`

@@ -55,12 +55,12 @@ func TestFrameRefusals(t *testing.T) {
 		})
 	}
 	for _, payload := range []string{
-		`{"frame":"ready","protocol":1,"execution_id":"x","pid":1,"pgid":1,"start_time":1,"extra":0}`,
+		`{"frame":"ready","protocol":2,"worker_id":"x","pid":1,"pgid":1,"start_time":1,"extra":0}`,
 		`{"frame":"ready","frame":"ready"}`,
 		`{"frame":"result"}`,
 		`{"frame":"ready"} {}`,
 		`[]`,
-		"{\"frame\":\"ready\",\"execution_id\":\"\xff\"}",
+		"{\"frame\":\"ready\",\"worker_id\":\"\xff\"}",
 	} {
 		var r readyFrame
 		if err := decodeFrame([]byte(payload), kindReady, &r); !errors.Is(err, errFrameMalformed) {
@@ -70,7 +70,7 @@ func TestFrameRefusals(t *testing.T) {
 }
 
 func FuzzFrame(f *testing.F) {
-	f.Add(frameBytes(`{"frame":"ready","protocol":1,"execution_id":"x","pid":1,"pgid":1,"start_time":1}`))
+	f.Add(frameBytes(`{"frame":"ready","protocol":2,"worker_id":"x","pid":1,"pgid":1,"start_time":1}`))
 	f.Add(frameBytes(`{"frame":"result","execution_id":"x","result":{"a":1},"phases_ns":{}}`))
 	f.Add([]byte{0, 0, 0, 1, '{'})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -91,7 +91,7 @@ func TestParseStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := procStat{PID: 4242, PPID: 1, PGID: 4242, SID: 4242, State: 'S', StartTime: 987654, RSSPages: 321}
+	want := procStat{PID: 4242, PPID: 1, PGID: 4242, SID: 4242, State: 'S', Flags: 4194560, StartTime: 987654, RSSPages: 321}
 	if p != want {
 		t.Errorf("parseStat = %+v, want %+v", p, want)
 	}

@@ -15,6 +15,13 @@ import (
 // host is empty where native jobs cannot run.
 type host struct{}
 
+// sparePool is never made where native jobs cannot run.
+type sparePool struct{}
+
+func newSparePool(*Supervisor, int) *sparePool   { return nil }
+func (p *sparePool) stats(*Stats)                {}
+func (p *sparePool) close(context.Context) error { return nil }
+
 // setup reports the unavailable mode: owning a process tree needs Linux
 // (setsid, /proc, pidfds, cgroups).
 func (s *Supervisor) setup() error {

@@ -100,6 +100,17 @@ func probeCompute(ctx *native.Context, call native.Call) ([]byte, error) {
 	switch in.Mode {
 	case "echo":
 		return echo(in.Text)
+	case "self":
+		// Who computes: "pid start_time", then the worker's cgroups.
+		st, err := readStat(0)
+		if err != nil {
+			return nil, err
+		}
+		cg, err := os.ReadFile("/proc/self/cgroup")
+		if err != nil {
+			return nil, err
+		}
+		return echo(fmt.Sprintf("%d %d\n%s", st.PID, st.StartTime, cg))
 	case "sleep":
 		if err := report(); err != nil {
 			return nil, err
@@ -292,7 +303,7 @@ func misbehave(mode string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	ready := readyFrame{Frame: kindReady, Protocol: Protocol, ExecutionID: w.executionID,
+	ready := readyFrame{Frame: kindReady, Protocol: Protocol, WorkerID: w.workerID,
 		PID: w.self.PID, PGID: w.pgid, StartTime: w.self.StartTime}
 	hang := func() int {
 		io.Copy(io.Discard, w.in) // until the supervisor closes the pipe or kills us
@@ -318,7 +329,7 @@ func misbehave(mode string) int {
 	}
 	switch mode {
 	case "wrong-id":
-		ready.ExecutionID += "-other"
+		ready.WorkerID += "-other"
 	case "wrong-pid":
 		ready.PID++
 		ready.PGID++
@@ -329,7 +340,7 @@ func misbehave(mode string) int {
 	case "wrong-protocol":
 		ready.Protocol++
 	case "unknown-field":
-		w.out.Write(frameBytes(`{"frame":"ready","protocol":1,"execution_id":"` + w.executionID + `","pid":` +
+		w.out.Write(frameBytes(`{"frame":"ready","protocol":` + strconv.Itoa(Protocol) + `,"worker_id":"` + w.workerID + `","pid":` +
 			strconv.Itoa(w.self.PID) + `,"pgid":` + strconv.Itoa(w.pgid) + `,"start_time":` +
 			strconv.FormatUint(w.self.StartTime, 10) + `,"extra":1}`))
 		return hang()

@@ -15,6 +15,8 @@ import (
 type procStat struct {
 	PID, PPID, PGID, SID int
 	State                byte
+	// Flags is field 9, the kernel's flags of the task (PF_*).
+	Flags uint64
 	// StartTime is field 22: clock ticks after boot. A pid names the same
 	// process only while its start time is the same.
 	StartTime uint64
@@ -73,6 +75,9 @@ func parseStat(b []byte) (procStat, error) {
 			return procStat{}, errStat
 		}
 	}
+	if p.Flags, err = strconv.ParseUint(string(f[9-3]), 10, 64); err != nil {
+		return procStat{}, errStat
+	}
 	if p.StartTime, err = strconv.ParseUint(string(f[22-3]), 10, 64); err != nil {
 		return procStat{}, errStat
 	}
@@ -119,6 +124,44 @@ func scanProcs() ([]procStat, error) {
 		return a.PID - b.PID
 	})
 	return out, nil
+}
+
+// pfExiting is the kernel's PF_EXITING task flag: the task is in exit.
+const pfExiting = 0x4
+
+// exiting reports whether the process is on its way out: in exit, a
+// zombie or dead, or stopped.
+func (p procStat) exiting() bool {
+	return !p.live() || p.Flags&pfExiting != 0 || p.State == 'T' || p.State == 't'
+}
+
+// harmlessSignals are the signals an idle worker may have pending without
+// being on its way out: the Go runtime's preemption signal, a child's end
+// and a terminal's resize.
+const harmlessSignals = 1<<(unix.SIGURG-1) | 1<<(unix.SIGCHLD-1) | 1<<(unix.SIGWINCH-1)
+
+// signalPending reports whether /proc/<pid>/status shows a signal pending
+// for the process's main thread or the whole process (SigPnd, ShdPnd),
+// other than harmlessSignals: a kill(2) that has returned is pending there
+// until the process handles it. An unreadable status counts as pending.
+func signalPending(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	seen := 0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok || (string(k) != "SigPnd" && string(k) != "ShdPnd") {
+			continue
+		}
+		mask, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
+		if err != nil || mask&^harmlessSignals != 0 {
+			return true
+		}
+		seen++
+	}
+	return seen != 2
 }
 
 // alive reports whether id still names a running process.

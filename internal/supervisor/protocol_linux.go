@@ -1,7 +1,8 @@
 // The protocol with one worker: the ready frame checked against the
-// kernel, the ACK, the job frame, and the wait for the result frame under
-// the hard deadline, a memory breach or the context's end; and how each
-// way the wait can fail is classified.
+// kernel; then, at hand-off (at once for a fresh worker, when an item
+// takes it for a spare), the job cgroup, the ACK, the job frame, and the
+// wait for the result frame under the hard deadline, a memory breach or
+// the context's end; and how each way the wait can fail is classified.
 
 package supervisor
 
@@ -11,18 +12,23 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"toolhost/internal/engine"
 	"toolhost/internal/toolerr"
 )
 
-// supervise runs the protocol and waits for the job's end. It returns the
-// job's error (nil with out.Result set on success).
-func (w *worker) supervise(ctx context.Context, out *engine.Outcome) error {
-	hard := time.NewTimer(time.Until(w.job.Hard))
-	defer hard.Stop()
+// errSpareGone is returned by handOff when a spare turns out to have died
+// before the ACK: it never saw the job, which gets a fresh worker.
+var errSpareGone = errors.New("the spare worker is gone")
 
+// awaitReady waits for the worker's ready frame until deadline (the item's
+// hard deadline: the hard budget includes startup) or ctx's end, and
+// checks it against the kernel. It returns the job's error.
+func (w *worker) awaitReady(ctx context.Context, deadline time.Time) error {
+	hard := time.NewTimer(time.Until(deadline))
+	defer hard.Stop()
 	var f frameRead
 	select {
 	case f = <-w.frames:
@@ -43,11 +49,38 @@ func (w *worker) supervise(ctx context.Context, out *engine.Outcome) error {
 	if err := w.verify(f.payload); err != nil {
 		return w.crashed("refusing the ready frame", err)
 	}
-	if w.cg != nil {
+	return nil
+}
+
+// handOff gives the verified worker its job: it makes the job's cgroup
+// and places the worker in it (cgroup modes), starts the memory monitor,
+// writes the ACK and the job frame, and waits for the result frame under
+// the hard deadline, a memory breach or the context's end. It returns the
+// job's error (nil with out.Result set on success), or errSpareGone for a
+// spare found dead before the ACK.
+func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
+	hard := time.NewTimer(time.Until(w.job.Hard))
+	defer hard.Stop()
+	if ctx.Err() != nil {
+		return w.ended(ctx)
+	}
+	if w.s.sys.cg != nil {
+		cg, err := w.s.sys.cg.newJob(w.s.sys.jobName(w.job.ExecutionID), w.job.Operation.MemoryLimitBytes)
+		if err != nil {
+			w.log.Error("supervisor: making the job cgroup", "error", err)
+			return toolerr.New(toolerr.ServiceUnavailable)
+		}
+		w.cg = cg
 		if err := w.cg.add(w.pid); err != nil {
+			if w.spare && w.hasExited() {
+				return errSpareGone
+			}
 			w.log.Error("supervisor: placing the worker in its job cgroup", "error", err)
 			return toolerr.New(toolerr.ServiceUnavailable)
 		}
+	}
+	if w.spare && w.hasExited() {
+		return errSpareGone
 	}
 	w.startMonitor()
 
@@ -55,9 +88,12 @@ func (w *worker) supervise(ctx context.Context, out *engine.Outcome) error {
 	stop := context.AfterFunc(ctx, func() { w.jobW.SetWriteDeadline(time.Now()) })
 	defer stop()
 	if _, err := w.jobW.Write([]byte{ACK}); err != nil {
+		if w.spare && errors.Is(err, syscall.EPIPE) && ctx.Err() == nil {
+			return errSpareGone
+		}
 		return w.writeFailed(ctx, err)
 	}
-	out.Phases.Startup = engine.Duration(time.Since(w.spawned))
+	out.Phases.Startup = engine.Duration(time.Since(w.began))
 	close(w.acked)
 	mono := monotonicNS()
 	err := writeFrame(w.jobW, jobFrame{
@@ -78,6 +114,7 @@ func (w *worker) supervise(ctx context.Context, out *engine.Outcome) error {
 		return w.writeFailed(ctx, err)
 	}
 
+	var f frameRead
 	select {
 	case f = <-w.frames:
 	case <-w.exited:
@@ -111,8 +148,11 @@ func (w *worker) supervise(ctx context.Context, out *engine.Outcome) error {
 // ended is the error of a job whose context ended: its deadline is the
 // hard deadline (execution_timeout); a cancellation (the client left, the
 // executor or the supervisor shut down) is service_unavailable.
-func (w *worker) ended(ctx context.Context) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || !time.Now().Before(w.job.Hard) {
+func (w *worker) ended(ctx context.Context) error { return endedError(ctx, w.job) }
+
+// endedError is the error of job when ctx ended.
+func endedError(ctx context.Context, job engine.Job) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || !time.Now().Before(job.Hard) {
 		return toolerr.New(toolerr.ExecutionTimeout)
 	}
 	return toolerr.New(toolerr.ServiceUnavailable)
@@ -145,8 +185,8 @@ func (w *worker) verify(payload []byte) error {
 	switch {
 	case r.Protocol != Protocol:
 		return fmt.Errorf("protocol %d, want %d", r.Protocol, Protocol)
-	case r.ExecutionID != w.job.ExecutionID:
-		return errors.New("the ready frame is for another execution")
+	case r.WorkerID != w.id:
+		return errors.New("the ready frame is for another worker")
 	case r.PID != w.pid:
 		return fmt.Errorf("the ready frame names pid %d, the worker is %d", r.PID, w.pid)
 	case r.PGID != r.PID:

@@ -1,12 +1,16 @@
 // One job from start to outcome: the worker and what the supervisor holds
-// of it, and run, which makes the job's cgroup, starts the worker, runs the
-// protocol, cleans up, and settles the job's verdict (a memory breach or a
-// failed cleanup overrides what the worker said).
+// of it, and run, which takes a spare worker or starts a fresh one, runs
+// the protocol (the job's cgroup is made at hand-off), cleans up, and
+// settles the job's verdict (a memory breach or a failed cleanup overrides
+// what the worker said).
 
 package supervisor
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -40,15 +44,25 @@ type frameRead struct {
 	err     error
 }
 
-// worker is one job's worker process and everything the supervisor holds
-// of it, from spawn to confirmed cleanup.
+// worker is one worker process and everything the supervisor holds of it,
+// from spawn to confirmed cleanup. A spare is a worker without a job yet:
+// the job's fields are set at hand-off (assign), before the ACK.
 type worker struct {
-	s       *Supervisor
-	log     *slog.Logger
+	s   *Supervisor
+	log *slog.Logger
+	// id is the worker's id, in its environment and its ready frame.
+	id string
+
+	// The job, set by assign.
 	job     engine.Job
 	pkgName string
 	svc     *service
-	cg      jobGroup // nil in observed mode
+	cg      jobGroup // nil in observed mode, and until the hand-off
+	// began is when the item began waiting for this worker: the spawn of
+	// a fresh worker, the hand-off of a spare. Its startup phase runs from
+	// there to the ACK.
+	began time.Time
+	spare bool
 
 	spawned time.Time
 	proc    *os.Process
@@ -67,6 +81,11 @@ type worker struct {
 	exited    chan struct{}
 	stopWatch chan struct{}
 	helpers   sync.WaitGroup
+	// claimed is closed when a spare leaves the pool, which ends its idle
+	// watch; discarded, set before, says it leaves to be reaped, not for
+	// an item.
+	claimed   chan struct{}
+	discarded bool
 
 	breach      chan struct{}
 	breachOnce  sync.Once
@@ -82,41 +101,75 @@ type worker struct {
 	status    unix.WaitStatus
 }
 
-// run runs one job in a fresh worker and cleans up after it.
-func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job engine.Job) (*engine.Outcome, error) {
-	w := &worker{
-		s: s, job: job, pkgName: pkgName, svc: svc,
-		log:    s.log.With("execution_id", job.ExecutionID, "tool_code", job.ToolCode),
+// newWorker returns a worker not yet spawned, with a fresh id.
+func (s *Supervisor) newWorker() *worker {
+	id := newWorkerID()
+	return &worker{
+		s: s, id: id, log: s.log.With("worker_id", id),
 		frames: make(chan frameRead, 2), acked: make(chan struct{}), stopRead: make(chan struct{}),
 		exited: make(chan struct{}), stopWatch: make(chan struct{}), breach: make(chan struct{}),
+		claimed: make(chan struct{}),
 	}
+}
+
+// newWorkerID returns a random worker id.
+func newWorkerID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// assign gives the worker its job; it happens before the ACK, and before
+// any goroutine of the worker reads the job's fields.
+func (w *worker) assign(pkgName string, svc *service, job engine.Job, began time.Time) {
+	w.job, w.pkgName, w.svc, w.began = job, pkgName, svc, began
+	w.log = w.s.log.With("execution_id", job.ExecutionID, "tool_code", job.ToolCode, "worker_id", w.id)
+}
+
+// run runs one job in a worker — a spare when one is ready, else a fresh
+// one — and cleans up after it.
+func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job engine.Job) (*engine.Outcome, error) {
 	if ctx.Err() != nil {
-		return nil, w.ended(ctx) // nothing started
+		return nil, endedError(ctx, job) // nothing started
 	}
-	w.spawned = time.Now()
-	if s.sys.cg != nil {
-		cg, err := s.sys.cg.newJob(s.sys.jobName(job.ExecutionID), job.Operation.MemoryLimitBytes)
-		if err != nil {
-			w.log.Error("supervisor: making the job cgroup", "error", err)
+	began := time.Now()
+	out := &engine.Outcome{Memory: &engine.Memory{Mode: s.mode, LimitBytes: job.Operation.MemoryLimitBytes}}
+	var verdict error
+	w := s.spares.take()
+	if w != nil {
+		w.assign(pkgName, svc, job, began)
+		verdict = w.handOff(ctx, out)
+		if errors.Is(verdict, errSpareGone) {
+			// The spare died between its last check and the ACK: it never
+			// saw the job. It is cleaned up, and the item gets a fresh
+			// worker.
+			w.log.Warn("supervisor: the spare worker was gone at hand-off; starting a fresh one")
+			if _, _, err := w.cleanup(); err != nil {
+				s.quarantined()
+				w.log.Error("supervisor: job cleanup not confirmed; the lane is quarantined", "error", err)
+				return out, toolerr.New(toolerr.CleanupFailed)
+			}
+			s.spares.lostAtHandOff()
+			w = nil
+		}
+	}
+	if w == nil {
+		s.spares.fresh()
+		w = s.newWorker()
+		w.assign(pkgName, svc, job, began)
+		if err := w.spawn(); err != nil {
+			w.log.Error("supervisor: starting the worker", "error", err)
 			return nil, toolerr.New(toolerr.ServiceUnavailable)
 		}
-		w.cg = cg
-	}
-	if err := w.spawn(); err != nil {
-		w.log.Error("supervisor: starting the worker", "error", err)
-		if w.cg != nil {
-			if err := w.cg.remove(time.Now().Add(w.cleanupBudget())); err != nil {
-				s.quarantined()
-				w.log.Error("supervisor: removing the unused job cgroup", "error", err)
-				return nil, toolerr.New(toolerr.CleanupFailed)
-			}
+		if verdict = w.awaitReady(ctx, job.Hard); verdict == nil {
+			verdict = w.handOff(ctx, out)
 		}
-		return nil, toolerr.New(toolerr.ServiceUnavailable)
 	}
-	out := &engine.Outcome{Memory: &engine.Memory{Mode: s.mode, LimitBytes: job.Operation.MemoryLimitBytes}}
-	verdict := w.supervise(ctx, out)
 	cleanupStart := time.Now()
 	breached, peak, err := w.cleanup()
+	if w.spare {
+		s.spares.signal() // its replacement starts after the item, beside the next one
+	}
 	if err == nil {
 		out.Phases.Cleanup = engine.Duration(time.Since(cleanupStart))
 	}

@@ -20,8 +20,8 @@ import (
 // workerEnv lists the server's environment variables a worker inherits.
 var workerEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ"}
 
-// env returns the worker's environment.
-func (s *Supervisor) env(executionID string) []string {
+// env returns the environment of the worker with id.
+func (s *Supervisor) env(workerID string) []string {
 	var env []string
 	for _, k := range workerEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -29,7 +29,7 @@ func (s *Supervisor) env(executionID string) []string {
 		}
 	}
 	env = append(env, s.cfg.Env...)
-	return append(env, EnvExecutionID+"="+executionID)
+	return append(env, EnvWorkerID+"="+workerID)
 }
 
 // spawn starts the worker in a new session with the protocol pipes on
@@ -74,8 +74,9 @@ func (w *worker) spawn() (err error) {
 	}
 	pidfd := -1
 	argv := append([]string{os.Args[0]}, w.s.cfg.Args...)
+	w.spawned = time.Now()
 	p, err := os.StartProcess(exe, argv, &os.ProcAttr{
-		Env:   w.s.env(w.job.ExecutionID),
+		Env:   w.s.env(w.id),
 		Files: []*os.File{devnull, devnull, stderrW, jobR, resultW},
 		Sys: &syscall.SysProcAttr{
 			Setsid: true,
@@ -111,7 +112,8 @@ func (w *worker) spawn() (err error) {
 }
 
 // readFrames reads the ready frame, then, once the ACK is sent, the result
-// frame: each by its length, never waiting for the pipe's end.
+// frame: each by its length, never waiting for the pipe's end. The job's
+// result bound is read only after the ACK, when the job is assigned.
 func (w *worker) readFrames() {
 	defer w.helpers.Done()
 	payload, err := readFrame(w.resultR, MaxReadyFrameBytes)

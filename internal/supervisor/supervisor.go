@@ -82,7 +82,17 @@ type Config struct {
 	// the worker's stderr, cleanups that escalated or failed. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Spares is how many spare workers New keeps started and verified up
+	// to their ready frame, so that an item does not wait for a worker's
+	// start (docs/supervisor.md, "Spare workers"). Each is handed one item
+	// and replaced after it. Zero (the default) keeps none: every item
+	// starts a fresh worker. `toolhost serve` sets [DefaultSpares].
+	Spares int
 }
+
+// DefaultSpares is the Spares of `toolhost serve` (--spare-workers): one
+// per default executor lane.
+const DefaultSpares = 2
 
 // withDefaults validates c and fills its defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -117,6 +127,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.Spares < 0 {
+		return c, fmt.Errorf("%w: Spares is negative", ErrConfig)
+	}
 	return c, nil
 }
 
@@ -124,10 +137,11 @@ func (c Config) withDefaults() (Config, error) {
 // from spawn to confirmed cleanup. It is safe for concurrent use; each
 // item is its own worker.
 type Supervisor struct {
-	cfg  Config
-	log  *slog.Logger
-	mode string
-	sys  *host // the platform's machinery; nil when no job can run
+	cfg    Config
+	log    *slog.Logger
+	mode   string
+	sys    *host      // the platform's machinery; nil when no job can run
+	spares *sparePool // nil without spares
 
 	mu          sync.Mutex
 	closed      bool
@@ -143,7 +157,9 @@ type Supervisor struct {
 
 // New returns a Supervisor: it detects the memory mode (or checks the
 // forced one) and reaps the job cgroups that a previous run of the server
-// left behind, killing whatever still runs in them. It starts no worker.
+// left behind, killing whatever still runs in them. With Config.Spares it
+// starts that many spare workers in the background; otherwise it starts
+// no worker.
 func New(cfg Config) (*Supervisor, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -158,7 +174,55 @@ func New(cfg Config) (*Supervisor, error) {
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
+	if cfg.Spares > 0 && s.sys != nil {
+		s.spares = newSparePool(s, cfg.Spares)
+	}
 	return s, nil
+}
+
+// Stats are a supervisor's counters and gauges at one instant, for
+// diagnostics and metrics. The counters start at zero with New.
+type Stats struct {
+	// Jobs is the number of items running now.
+	Jobs int `json:"jobs"`
+	// Spares is Config.Spares: how many spare workers are kept.
+	Spares int `json:"spares"`
+	// SparesReady are started, verified and idle; SparesStarting are
+	// between their spawn and their ready frame.
+	SparesReady    int `json:"spares_ready"`
+	SparesStarting int `json:"spares_starting"`
+	// SparesStarted counts the spare workers spawned; SparesReplaced the
+	// ones of them spawned to take the place of a spare used, lost or
+	// failed (all but the first Spares).
+	SparesStarted  uint64 `json:"spares_started"`
+	SparesReplaced uint64 `json:"spares_replaced"`
+	// SparesUsed counts the items handed to a spare.
+	SparesUsed uint64 `json:"spares_used"`
+	// SparesLost counts the spares that died while idle or were found
+	// unusable when an item took them (killed from outside); none of them
+	// was handed an item.
+	SparesLost uint64 `json:"spares_lost"`
+	// SparesFailed counts the spares that did not start: a failed spawn,
+	// a ready frame refused or missing.
+	SparesFailed uint64 `json:"spares_failed"`
+	// FreshWorkers counts the items that found no spare ready (or spares
+	// off) and started a fresh worker.
+	FreshWorkers uint64 `json:"fresh_workers"`
+	// SpareMemoryBytes is the resident memory of the ready spares, read
+	// from /proc now. They are charged to the server's own cgroup until an
+	// item takes one into its job cgroup.
+	SpareMemoryBytes int64 `json:"spare_memory_bytes"`
+}
+
+// Stats returns the supervisor's counters. It is safe to call at any
+// time, from any goroutine; it reads /proc once per ready spare.
+func (s *Supervisor) Stats() Stats {
+	var st Stats
+	s.mu.Lock()
+	st.Jobs = s.active
+	s.mu.Unlock()
+	s.spares.stats(&st)
+	return st
 }
 
 // MemoryMode returns the memory enforcement mode of this supervisor's
@@ -168,10 +232,11 @@ func (s *Supervisor) MemoryMode() string { return s.mode }
 
 // Close shuts the supervisor down: it refuses new items
 // (service_unavailable), cancels the running ones, whose Run kills their
-// whole process tree and confirms it gone, waits for them within ctx, and
-// removes this process's cgroups. It returns ErrUnconfirmed when a job
-// was still running when ctx ended or when any job's cleanup failed. It is
-// safe to call more than once.
+// whole process tree and confirms it gone, reaps the spare workers and
+// confirms them gone, waits for all of it within ctx, and removes this
+// process's cgroups. It returns ErrUnconfirmed when a job or a spare was
+// still running when ctx ended or when any cleanup failed. It is safe to
+// call more than once.
 func (s *Supervisor) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
@@ -182,13 +247,17 @@ func (s *Supervisor) Close(ctx context.Context) error {
 		s.drainOnce.Do(func() { close(s.drained) })
 	}
 	s.mu.Unlock()
+	sparesErr := s.spares.close(ctx)
 	select {
 	case <-s.drained:
 	case <-ctx.Done():
 		s.mu.Lock()
 		n := s.active
 		s.mu.Unlock()
-		return fmt.Errorf("%w: %d jobs still running", ErrUnconfirmed, n)
+		return errors.Join(fmt.Errorf("%w: %d jobs still running", ErrUnconfirmed, n), sparesErr)
+	}
+	if sparesErr != nil {
+		return sparesErr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -237,7 +306,7 @@ func (s *Supervisor) quarantined() {
 }
 
 // Runner returns the Runner of pkg's services: each Run is one item in a
-// fresh worker process. The worker finds pkg by its Name among the
+// worker process of its own, a spare or a fresh one, never reused. The worker finds pkg by its Name among the
 // packages its WorkerMain was given, so the binary's worker entry point
 // must list the same packages. A declaration that does not decode makes
 // every item tool_unavailable (the registry refuses it first).
@@ -280,8 +349,8 @@ type service struct {
 	output *schema.Validator
 }
 
-// Run runs job in a fresh worker: see the package documentation for the
-// protocol, the outcomes and the cleanup. It returns only once the
+// Run runs job in a worker of its own (a spare when one is ready): see the
+// package documentation for the protocol, the outcomes and the cleanup. It returns only once the
 // worker's whole process tree is confirmed gone, or with cleanup_failed.
 func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, error) {
 	if r.err != nil {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,9 +81,27 @@ type bytesDiscard struct{}
 
 func (bytesDiscard) Write(p []byte) (int, error) { return len(p), nil }
 
+// sparesEnv sets the number of spare workers of the supervisors the
+// tests make (default 1); TestWithoutSpares runs the tests again with 0.
+const sparesEnv = "TOOLHOST_SUPERVISOR_TEST_SPARES"
+
+// testSpares is the Spares of the supervisors the tests make.
+func testSpares() int {
+	if v, ok := os.LookupEnv(sparesEnv); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			panic(sparesEnv + " is not a number")
+		}
+		return n
+	}
+	return 1
+}
+
 // newSupervisor returns a supervisor in mode ("" detects) whose workers
-// are this test binary, with env added to their environment. It is closed
-// when the test ends, and its log is shown when the test fails.
+// are this test binary, with env added to their environment, and
+// testSpares() spares. It is closed when the test ends, and its log is
+// shown when the test fails. When the workers behave, it returns once the
+// first spare is ready, so that the first item is handed to it.
 func newSupervisor(t *testing.T, mode string, mutate func(*Config), env ...string) (*Supervisor, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
@@ -92,6 +111,7 @@ func newSupervisor(t *testing.T, mode string, mutate func(*Config), env ...strin
 		MemoryMode:   mode,
 		TermGrace:    300 * time.Millisecond,
 		Logger:       slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Spares:       testSpares(),
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -99,6 +119,10 @@ func newSupervisor(t *testing.T, mode string, mutate func(*Config), env ...strin
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	behaves := !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, testModeEnv+"=") })
+	if cfg.Spares > 0 && behaves {
+		awaitSpares(t, s, 1)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
@@ -111,6 +135,18 @@ func newSupervisor(t *testing.T, mode string, mutate func(*Config), env ...strin
 		}
 	})
 	return s, logs
+}
+
+// awaitSpares waits until s has n spares ready.
+func awaitSpares(t testing.TB, s *Supervisor, n int) {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for s.Stats().SparesReady < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d spares ready: %+v", n, s.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // newID returns a fresh execution id.
@@ -382,7 +418,7 @@ func TestHandshakeFailures(t *testing.T) {
 		code toolerr.Code
 		log  string
 	}{
-		{mode: "wrong-id", code: toolerr.WorkerCrashed, log: "another execution"},
+		{mode: "wrong-id", code: toolerr.WorkerCrashed, log: "another worker"},
 		{mode: "wrong-pid", code: toolerr.WorkerCrashed, log: "names pid"},
 		{mode: "wrong-pgid", code: toolerr.WorkerCrashed, log: "process group"},
 		// pid-reuse safety: a frame whose start time is not the kernel's
@@ -692,6 +728,7 @@ func TestCloseWithRunningJobs(t *testing.T) {
 			s, err := New(Config{
 				Env: []string{testWorkerEnv + "=1"}, CgroupParent: testParent(""), MemoryMode: mode,
 				TermGrace: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+				Spares: testSpares(),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -843,9 +880,9 @@ func TestWorkerRefusesWithoutSupervisor(t *testing.T) {
 		setsid bool
 		want   string
 	}{
-		{name: "no execution id", files: true, setsid: true, want: "no " + EnvExecutionID},
-		{name: "no pipes", env: []string{EnvExecutionID + "=x"}, setsid: true, want: "fd 3"},
-		{name: "not a session leader", env: []string{EnvExecutionID + "=x"}, files: true, want: "session"},
+		{name: "no worker id", files: true, setsid: true, want: "no " + EnvWorkerID},
+		{name: "no pipes", env: []string{EnvWorkerID + "=x"}, setsid: true, want: "fd 3"},
+		{name: "not a session leader", env: []string{EnvWorkerID + "=x"}, files: true, want: "session"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,9 +15,12 @@ import (
 	"toolhost/internal/wire"
 )
 
-// EnvExecutionID is the environment variable that names the execution a
-// worker was started for. A worker without it refuses to run.
-const EnvExecutionID = "TOOLHOST_WORKER_EXECUTION_ID"
+// EnvWorkerID is the environment variable that holds the id the
+// supervisor gave a worker at spawn, which its ready frame repeats. A
+// worker without it refuses to run. It names the worker, not the
+// execution: a spare worker is started before its item exists and learns
+// the execution id from the job frame.
+const EnvWorkerID = "TOOLHOST_WORKER_ID"
 
 // The worker's file descriptors beside stdin, stdout and stderr.
 const (
@@ -41,12 +44,12 @@ type identity struct {
 
 // workerIO is one worker's side of the protocol.
 type workerIO struct {
-	in          io.Reader
-	out         io.Writer
-	executionID string
-	self        identity
-	pgid        int
-	pkgs        []*native.Package
+	in       io.Reader
+	out      io.Writer
+	workerID string
+	self     identity
+	pgid     int
+	pkgs     []*native.Package
 	// monotonic returns CLOCK_MONOTONIC in nanoseconds.
 	monotonic func() int64
 }
@@ -58,9 +61,11 @@ var errNoACK = errors.New("no ACK from the supervisor")
 // serve speaks the worker's side of the protocol: the ready frame, the
 // ACK, the job, the result frame. It returns an error when the protocol
 // fails; a failed item is a result frame with an error and a nil return.
+// A spare worker waits for the ACK, idle, for as long as the supervisor
+// keeps it.
 func (w workerIO) serve() error {
 	if err := writeFrame(w.out, readyFrame{
-		Frame: kindReady, Protocol: Protocol, ExecutionID: w.executionID,
+		Frame: kindReady, Protocol: Protocol, WorkerID: w.workerID,
 		PID: w.self.PID, PGID: w.pgid, StartTime: w.self.StartTime,
 	}); err != nil {
 		return fmt.Errorf("sending the ready frame: %w", err)
@@ -77,8 +82,8 @@ func (w workerIO) serve() error {
 	if err := decodeFrame(payload, kindJob, &job); err != nil {
 		return err
 	}
-	if job.ExecutionID != w.executionID {
-		return fmt.Errorf("%w: the job is for another execution", errFrameMalformed)
+	if job.ExecutionID == "" {
+		return fmt.Errorf("%w: the job names no execution", errFrameMalformed)
 	}
 	now := time.Now()
 	mono := w.monotonic()

@@ -20,7 +20,7 @@ import (
 //	}
 //
 // It refuses to run, with a message on stderr and a non-zero code, when
-// it was not started by a supervisor: no execution id in its environment,
+// it was not started by a supervisor: no worker id in its environment,
 // no protocol pipes on fds 3 and 4, or not the leader of its own session.
 // Otherwise it sends its ready frame, waits for the ACK, runs the job and
 // sends the result frame (see the package documentation), and returns 0.
@@ -47,9 +47,9 @@ var errNotSupervised = errors.New("not started by a supervisor")
 // workerSetup checks that a supervisor started this process and prepares
 // its side of the protocol.
 func workerSetup(pkgs []*native.Package) (workerIO, error) {
-	id, ok := os.LookupEnv(EnvExecutionID)
+	id, ok := os.LookupEnv(EnvWorkerID)
 	if !ok || id == "" {
-		return workerIO{}, fmt.Errorf("%w: no %s in the environment", errNotSupervised, EnvExecutionID)
+		return workerIO{}, fmt.Errorf("%w: no %s in the environment", errNotSupervised, EnvWorkerID)
 	}
 	for _, fd := range []int{jobFD, resultFD} {
 		var st unix.Stat_t
@@ -66,20 +66,20 @@ func workerSetup(pkgs []*native.Package) (workerIO, error) {
 		return workerIO{}, fmt.Errorf("reading /proc/self/stat: %w", err)
 	}
 	// The engines a package starts must not inherit the protocol pipes,
-	// nor learn the execution id from the environment.
+	// nor the worker's id from the environment.
 	unix.CloseOnExec(jobFD)
 	unix.CloseOnExec(resultFD)
-	os.Unsetenv(EnvExecutionID)
+	os.Unsetenv(EnvWorkerID)
 	// Orphaned descendants are re-parented to the worker instead of init,
 	// so that the supervisor still finds them by their parent.
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	return workerIO{
-		in:          os.NewFile(jobFD, "job"),
-		out:         os.NewFile(resultFD, "result"),
-		executionID: id,
-		self:        self.identity(),
-		pgid:        self.PGID,
-		pkgs:        pkgs,
-		monotonic:   monotonicNS,
+		in:        os.NewFile(jobFD, "job"),
+		out:       os.NewFile(resultFD, "result"),
+		workerID:  id,
+		self:      self.identity(),
+		pgid:      self.PGID,
+		pkgs:      pkgs,
+		monotonic: monotonicNS,
 	}, nil
 }
