@@ -49,6 +49,7 @@ test: wasm
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'Pool' ./host
 
 ## bench: the benchmarks, recorded in docs/performance.md.
 bench: wasm
