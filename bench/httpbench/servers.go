@@ -193,12 +193,20 @@ func (s *server) waitReady(ctx context.Context, text string, limit time.Duration
 	deadline := time.Now().Add(limit)
 	body := runBody(text)
 	var last string
+	settled := 0 // polls that found no hash tool and no module loading
 	for {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		status, _, b, err := post(rctx, s.runURL, s.headers, body)
 		cancel()
 		if err == nil && status == http.StatusOK && bytes.Contains(b, []byte(`"status":"succeeded"`)) {
 			return nil
+		}
+		if err == nil && status == http.StatusNotFound && s.loading(ctx) == 0 {
+			if settled++; settled >= 10 {
+				return fmt.Errorf("%s has no hash tool and loads no module: is codec.wasm in the tools folder (make wasm)? Its log ends:\n%s", s.name, s.proc.tail(20))
+			}
+		} else {
+			settled = 0
 		}
 		if err != nil {
 			last = err.Error()
@@ -215,6 +223,33 @@ func (s *server) waitReady(ctx context.Context, text string, limit time.Duration
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// loading is the count of module loads in progress that Toolhost's
+// /readyz reports, or -1 when it cannot be read (a peer has no /readyz).
+func (s *server) loading(ctx context.Context) int {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, s.base+"/readyz", nil)
+	if err != nil {
+		return -1
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Checks struct {
+			Tools struct {
+				Loading *int `json:"loading"`
+			} `json:"tools"`
+		} `json:"checks"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&r) != nil || r.Checks.Tools.Loading == nil {
+		return -1
+	}
+	return *r.Checks.Tools.Loading
 }
 
 // executionID matches the id member that opens a tools.run@1.

@@ -28,7 +28,7 @@ import (
 	"toolhost/internal/testmodule"
 )
 
-// BenchmarkOverload is `make bench-http` (issue 11, finding 9): a real
+// BenchmarkOverload is `make bench-overload` (issue 11, finding 9): a real
 // server on loopback, first driven closed-loop to find the peak throughput
 // of a route, then driven open-loop — requests sent at a fixed rate
 // whatever the answers, so that queueing shows — for a fixed time, with a
@@ -52,7 +52,7 @@ import (
 // each overload phase (default 15).
 func BenchmarkOverload(b *testing.B) {
 	if os.Getenv("TOOLHOST_BENCH_HTTP") != "1" {
-		b.Skip("set TOOLHOST_BENCH_HTTP=1 (make bench-http) to run the overload benchmark")
+		b.Skip("set TOOLHOST_BENCH_HTTP=1 (make bench-overload) to run the overload benchmark")
 	}
 	seconds := 15
 	if v, err := strconv.Atoi(os.Getenv("TOOLHOST_BENCH_SECONDS")); err == nil && v > 0 {
