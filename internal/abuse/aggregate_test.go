@@ -173,7 +173,26 @@ func TestRecordNeverWaitsForALockedDatabase(t *testing.T) {
 	}
 	release := lockFile(t, f.path)
 	// The writer is now stuck behind the lock at each flush (in SQLite's
-	// busy wait, up to store.BusyTimeout); Records go on in memory.
+	// busy wait, up to store.BusyTimeout); Records go on in memory. Wait
+	// until it is inside the database: it has taken the pending rows and
+	// holds flushMu, in the write.
+	if err := f.log.Record(ctx, Entry{Principal: "user:first", Tool: "hash", Reason: "quota_exceeded"}); err != nil {
+		t.Fatal(err)
+	}
+	inWrite := func() bool {
+		if f.log.flushMu.TryLock() {
+			f.log.flushMu.Unlock()
+			return false
+		}
+		return true
+	}
+	for deadline := time.Now().Add(time.Minute); f.log.Stats().Pending > 0 || !inWrite(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer never started a flush: %+v", f.log.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	blockedFlushErrors := f.log.Stats().FlushErrors
 	done := make(chan error, 1)
 	const events = 20000
 	go func() {
@@ -211,10 +230,15 @@ func TestRecordNeverWaitsForALockedDatabase(t *testing.T) {
 	if s.Written != 0 || s.Pending > maxPending || s.Dropped == 0 {
 		t.Fatalf("stats while locked: %+v", s)
 	}
+	// Every Record returned while the writer sat in one write, blocked in
+	// the database: the same flush, not yet failed.
+	if !inWrite() || s.FlushErrors != blockedFlushErrors {
+		t.Fatalf("the writer's flush ended while the Records ran (flush errors %d → %d): the test did not hold it in the database", blockedFlushErrors, s.FlushErrors)
+	}
 	release()
 	// Once the lock is gone the writer stores what it kept.
 	deadline := time.Now().Add(2*store.BusyTimeout + 10*time.Second)
-	for f.log.Stats().Pending > 0 || f.log.Stats().Written+f.log.Stats().Dropped != events+1 {
+	for f.log.Stats().Pending > 0 || f.log.Stats().Written+f.log.Stats().Dropped != events+2 {
 		if time.Now().After(deadline) {
 			t.Fatalf("the writer never caught up: %+v", f.log.Stats())
 		}
@@ -222,7 +246,7 @@ func TestRecordNeverWaitsForALockedDatabase(t *testing.T) {
 	}
 	_, counts := f.stored(t)
 	s = f.log.Stats()
-	if uint64(total(counts)) != s.Written || s.Written+s.Dropped != events+1 {
+	if uint64(total(counts)) != s.Written || s.Written+s.Dropped != events+2 {
 		t.Fatalf("stored %d events, stats %+v", total(counts), s)
 	}
 }
