@@ -66,3 +66,15 @@ func BenchmarkStdlibDecode(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeSmall is a run route's body (issue 13): the common,
+// plain case of the request path.
+func BenchmarkDecodeSmall(b *testing.B) {
+	doc := []byte(`{"input":{"operation":"digest","text":"abc","algorithm":"sha256"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := wire.Decode(doc, wire.Limits{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

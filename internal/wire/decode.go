@@ -28,6 +28,15 @@ func Decode(data []byte, lim Limits) (any, error) {
 	if !utf8.Valid(data) {
 		return nil, invalidUTF8(data)
 	}
+	if v, ok := fastDecode(data, lim.depth()); ok {
+		return v, nil
+	}
+	return tokenDecode(data, lim)
+}
+
+// tokenDecode is Decode on the tokenizer's path, for the texts the fast
+// path gives up on (fast.go): it decides every refusal and its offset.
+func tokenDecode(data []byte, lim Limits) (any, error) {
 	d := decoder{
 		data:     data,
 		dec:      jsontext.NewDecoder(bytes.NewBuffer(data)),
