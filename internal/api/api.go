@@ -204,13 +204,21 @@ func (s *Server) recoverer(c *gin.Context) {
 // accessLog logs each request's method (HEAD for a HEAD served by its GET
 // route), route, status, duration and request id: never a body, a query,
 // an address or another header.
+//
+// The record is built from typed attributes (LogAttrs), not from
+// key-value pairs, so that no value is boxed in an interface: the line is
+// the same, without an allocation per attribute.
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
-	s.cfg.Logger.Info("request",
-		"method", method(c),
-		"route", c.FullPath(),
-		"status", c.Writer.Status(),
-		"duration_ms", float64(time.Since(start).Microseconds())/1e3,
-		"request_id", RequestID(c))
+	ctx := c.Request.Context()
+	if !s.cfg.Logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
+		slog.String("method", method(c)),
+		slog.String("route", c.FullPath()),
+		slog.Int("status", c.Writer.Status()),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1e3),
+		slog.String("request_id", RequestID(c)))
 }

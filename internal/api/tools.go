@@ -158,6 +158,9 @@ func (s *Server) readRunRequest(c *gin.Context) (map[string]any, bool) {
 
 // checkRunRequest checks a decoded tools.run-request@1 document.
 func (s *Server) checkRunRequest(c *gin.Context, doc any) (map[string]any, bool) {
+	if m, ok := plainRunRequest(doc); ok {
+		return m, true
+	}
 	if err := contracts.ValidateDocument(contracts.RunRequestV1, doc); err != nil {
 		p := Problem{Status: ProblemStatus(contracts.ProblemInvalidRequest), Code: contracts.ProblemInvalidRequest,
 			Detail: "The body is not a tools.run-request@1 document."}
@@ -169,4 +172,18 @@ func (s *Server) checkRunRequest(c *gin.Context, doc any) (map[string]any, bool)
 		return nil, false
 	}
 	return doc.(map[string]any), true
+}
+
+// plainRunRequest reports whether doc is the common tools.run-request@1
+// document, {"input": {…}} and nothing else, which the contract's schema
+// accepts whatever the input holds (the input is the tool's schema's to
+// check): such a run skips the contract's schema validation. Any other
+// document, valid or not, is validated in full.
+func plainRunRequest(doc any) (map[string]any, bool) {
+	m, ok := doc.(map[string]any)
+	if !ok || len(m) != 1 {
+		return nil, false
+	}
+	_, ok = m["input"].(map[string]any)
+	return m, ok
 }
