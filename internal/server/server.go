@@ -248,6 +248,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.metrics = metrics.New(metrics.WithLanes(func() metrics.Lanes {
 		p := s.executor.Pool()
 		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
+	}), metrics.WithInstances(func() metrics.Instances {
+		st := s.runtime.InstanceStats()
+		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}
 	}), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
 	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
 		return nil, err
