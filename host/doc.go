@@ -5,8 +5,11 @@
 // host functions tools may import. [Runtime.Load] takes module bytes through
 // a pipeline — decode, instrument (fuel metering, bounded tables, capped
 // memory), encode, compile — and refuses a module that imports anything the
-// host does not provide. [Module.Call] runs one export in a fresh instance
-// that is closed afterwards: no state survives from one call to the next.
+// host does not provide. [Module.Call] runs one export with fresh state: on
+// an idle instance reset to the module's pristine state (memory, globals,
+// the host side), or on a new instance when the module's code can change
+// state a reset does not restore. No state survives from one call to the
+// next either way ([Module.Pooled]).
 //
 // Every call is capped: linear memory and host-side memory blocks by
 // [Limits.MemoryBytes], instructions by [Limits.Fuel] (deterministic: the

@@ -225,10 +225,12 @@ func (m *Module) Close(ctx context.Context) error {
 	return m.release(ctx)
 }
 
-// Call runs export in a fresh instance with input as the Extism input and
-// returns its output. The instance is closed before Call returns, whatever
-// happens. A failure is an *[Error] with a Code; a tool's own error (the
-// export returned non-zero after error_set) has Raised set.
+// Call runs export with input as the Extism input and returns its output,
+// on an instance with fresh state: an idle pooled instance reset to the
+// module's pristine state, or a new instance (see [Module.Pooled]). Before
+// Call returns, the instance is reset and kept, or closed. A failure is an
+// *[Error] with a Code; a tool's own error (the export returned non-zero
+// after error_set) has Raised set.
 //
 // The hard deadline (and ctx) bounds the whole call: the module's start
 // function and _initialize as well as export. A guest is stopped at its
