@@ -135,8 +135,8 @@ func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
 		return fmt.Errorf("the module runs _initialize on every call (%w)", m.imageErr)
 	case len(info.StateOps) > 0:
 		return fmt.Errorf("the module's code changes state a reset does not restore (%s)", strings.Join(info.StateOps, ", "))
-	case m.image == nil && m.minMemoryBytes > maxPooledBytes:
-		return fmt.Errorf("the module starts with %d bytes of memory and no image, over %d", m.minMemoryBytes, maxPooledBytes)
+	case m.image == nil && info.Memory != nil && uint64(info.Memory.Limits.Min)<<16 > maxPooledBytes:
+		return fmt.Errorf("the module starts with %d bytes of memory and no image, over %d", uint64(info.Memory.Limits.Min)<<16, maxPooledBytes)
 	}
 	for _, g := range info.Globals {
 		if g.Mutable && !g.Imported {
