@@ -166,20 +166,29 @@ type computeResult struct {
 	itemsPerSecond float64
 }
 
-// compute runs the compute route with one token and with one token per
-// connection, alternating, c.rounds rounds each.
+// compute runs the compute route, alternating, c.rounds rounds each, in
+// three variants: -c connections with one token (one principal, whose
+// batches the seed-000 rule serialises), -c connections with one token
+// each, and -compute-connections connections (few: as many batches as the
+// executor's pending-item capacity holds) with one token each.
 func (b *bench) compute(ctx context.Context, th *server) ([]computeResult, error) {
 	p, err := hashPin(ctx, th)
 	if err != nil {
 		return nil, err
 	}
 	one := []string{th.headers["Authorization"][len("Bearer "):]}
+	wide := b.c
+	few := b.c
+	few.connections = max(1, b.c.computeConnections)
+	few.threads = min(few.threads, few.connections)
 	variants := []struct {
 		name   string
+		c      config
 		tokens []string
 	}{
-		{"1 app token", one},
-		{fmt.Sprintf("%d app tokens", len(th.computeTokens)), th.computeTokens},
+		{fmt.Sprintf("1 app token, -c%d", wide.connections), wide, one},
+		{fmt.Sprintf("%d app tokens, -c%d", len(th.computeTokens), wide.connections), wide, th.computeTokens},
+		{fmt.Sprintf("%d app tokens, -c%d", few.connections, few.connections), few, th.computeTokens[:min(few.connections, len(th.computeTokens))]},
 	}
 	url := th.base + computePath
 	if b.c.warmup > 0 {
@@ -191,13 +200,13 @@ func (b *bench) compute(ctx context.Context, th *server) ([]computeResult, error
 	var out []computeResult
 	for round := 1; round <= b.c.rounds; round++ {
 		for _, v := range variants {
-			script := computeScript(b.c.text, p, v.tokens, b.c.threads)
-			m, err := runWrk(ctx, b.c, b.tmp, "compute", script, url, b.c.seconds, th.proc.pid())
+			script := computeScript(b.c.text, p, v.tokens, v.c.threads)
+			m, err := runWrk(ctx, v.c, b.tmp, "compute", script, url, b.c.seconds, th.proc.pid())
 			if err != nil {
 				return nil, err
 			}
 			r := computeResult{variant: v.name, roundResult: newRound(th, round, m), itemsPerSecond: m.perSecond(m.Items)}
-			fmt.Printf("round %d compute, %-13s %7.0f items/s  %6.0f 2xx/s  %6d non-2xx  p50 %s  p99 %s  CPU server %3.0f%% other %3.0f%%\n",
+			fmt.Printf("round %d compute, %-19s %7.0f items/s  %6.0f 2xx/s  %6d non-2xx  p50 %s  p99 %s  CPU server %3.0f%% other %3.0f%%\n",
 				round, v.name, r.itemsPerSecond, r.ok2xxPerSecond, r.other, ms(r.Latency.P50), ms(r.Latency.P99), r.serverCPU, r.otherCPU())
 			out = append(out, r)
 		}

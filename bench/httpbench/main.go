@@ -47,6 +47,7 @@ type config struct {
 	wrk                                            string
 	seconds, warmup, openSeconds                   int
 	rounds, threads, connections                   int
+	computeConnections                             int
 	openRate                                       float64
 	text                                           string
 	skipCompute, skipOpen, keep                    bool
@@ -70,6 +71,7 @@ func main() {
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds of each server")
 	flag.IntVar(&c.threads, "threads", 2, "wrk threads (-t)")
 	flag.IntVar(&c.connections, "connections", 32, "wrk connections (-c)")
+	flag.IntVar(&c.computeConnections, "compute-connections", 2, "the connections of the compute route's third variant (2: two batches of four are the executor's eight pending items)")
 	flag.Float64Var(&c.openRate, "open-rate", 0, "the open-loop rate, requests a second (default: half the run route's median 2xx/s)")
 	flag.StringVar(&c.text, "text", "The quick brown fox jumps over the lazy dog", "the text every request hashes (43 bytes by default, as in issue 13)")
 	flag.BoolVar(&c.skipCompute, "skip-compute", false, "skip the compute route")

@@ -58,7 +58,7 @@ func startServers(ctx context.Context, c config, tmp string, procs *processes) (
 	headers := map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + token}
 	th := &server{name: "toolhost", label: "Toolhost (app token, guard report)", headers: headers}
 	if !c.skipCompute {
-		for i := range c.connections {
+		for i := range max(c.connections, c.computeConnections) {
 			t, err := createToken(c.toolhost, dataDir, fmt.Sprintf("httpbench-c%02d", i+1))
 			if err != nil {
 				return nil, err
