@@ -84,7 +84,8 @@ type Outcome struct {
 }
 
 // Run computes one item of service code with the caller's parameters
-// document, in a fresh instance. The error is always a *toolerr.Error.
+// document, with fresh state (host.Module.Call). The error is always a
+// *toolerr.Error.
 func (t *Tool) Run(ctx context.Context, code string, params []byte, dl Deadlines) (*Outcome, error) {
 	s, ok := t.byCode[code]
 	if !ok {
@@ -133,7 +134,7 @@ func (t *Tool) RunChecked(ctx context.Context, code, op string, params []byte, d
 }
 
 // call runs operation opName of service s with params, checked, in a
-// fresh instance: the rest of Run once the input is known to be valid.
+// with fresh state: the rest of Run once the input is known to be valid.
 func (t *Tool) call(ctx context.Context, s *Service, code, opName string, params []byte, dl Deadlines, out *Outcome, start time.Time) (*Outcome, error) {
 	op, ok := s.operations[opName]
 	if !ok { // unreachable after validation: the schema's operations are the policies'
