@@ -133,7 +133,7 @@ func (t *Tool) RunChecked(ctx context.Context, code, op string, params []byte, d
 	return t.call(ctx, s, code, op, params, dl, &Outcome{}, time.Now())
 }
 
-// call runs operation opName of service s with params, checked, in a
+// call runs operation opName of service s with params, checked,
 // with fresh state: the rest of Run once the input is known to be valid.
 func (t *Tool) call(ctx context.Context, s *Service, code, opName string, params []byte, dl Deadlines, out *Outcome, start time.Time) (*Outcome, error) {
 	op, ok := s.operations[opName]
