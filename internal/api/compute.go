@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"toolhost/internal/executor"
 	"toolhost/internal/run"
 	"toolhost/internal/schema"
 	"toolhost/internal/toolerr"
@@ -83,7 +85,27 @@ func (s *Server) compute(c *gin.Context) {
 		s.seedRefusal(c, err)
 		return
 	}
-	writeJSON(c, http.StatusOK, "application/json", res)
+	writeBatch(c, res)
+}
+
+// writeBatch answers a batch with its result, encoded by hand
+// (executor.BatchResult.AppendJSON: writeJSON's bytes) into a pooled
+// buffer, as writeJSON pools its own.
+func writeBatch(c *gin.Context, res *executor.BatchResult) {
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledJSON {
+			buf.Reset()
+			jsonBuffers.Put(buf)
+		}
+	}()
+	b, err := res.AppendJSON(buf.AvailableBuffer())
+	if err != nil {
+		writeJSON(c, http.StatusOK, "application/json", res) // its internal_error answer
+		return
+	}
+	buf.Write(b) // keeps a grown slice with the pooled buffer
+	c.Data(http.StatusOK, "application/json; charset=utf-8", b)
 }
 
 // readBody reads the request body within the platform's byte cap and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -69,9 +70,20 @@ func (s *Server) diagnostics(c *gin.Context) {
 }
 
 // writeJSON writes v as compact UTF-8 JSON (no HTML escaping).
+//
+// The encoding buffer is pooled: c.Data copies the bytes into the
+// connection's writer before it returns, so the buffer is free again when
+// writeJSON returns. A buffer grown past maxPooledJSON (a large catalogue)
+// is left to the collector rather than kept.
 func writeJSON(c *gin.Context, status int, contentType string, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledJSON {
+			buf.Reset()
+			jsonBuffers.Put(buf)
+		}
+	}()
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		c.Data(http.StatusInternalServerError, "application/problem+json",
@@ -80,6 +92,12 @@ func writeJSON(c *gin.Context, status int, contentType string, v any) {
 	}
 	c.Data(status, contentType+"; charset=utf-8", bytes.TrimRight(buf.Bytes(), "\n"))
 }
+
+// maxPooledJSON bounds the buffers jsonBuffers keeps.
+const maxPooledJSON = 64 << 10
+
+// jsonBuffers are writeJSON's encoding buffers.
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // pool is the executor's pool for diagnostics; empty without an executor.
 func (s *Server) pool() executor.PoolSnapshot {
