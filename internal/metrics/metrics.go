@@ -17,6 +17,7 @@ package metrics
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -151,6 +152,12 @@ func (m *Metrics) Handler() http.Handler {
 
 // safe returns v, or Redacted when v parses as an IP address or prefix.
 func safe(v string) string {
+	// Every address and prefix has a dot or a colon; the fixed codes
+	// callers pass have neither, and skip the parsers (whose failures
+	// allocate).
+	if !strings.ContainsAny(v, ".:") {
+		return v
+	}
 	if _, err := netip.ParseAddr(v); err == nil {
 		return Redacted
 	}
