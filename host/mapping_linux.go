@@ -2,9 +2,12 @@ package host
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -77,11 +80,23 @@ const (
 )
 
 // copyPrivatePages copies image into the pages of b that are private
-// copies (present and not the file's, or swapped out), in runs.
+// copies (present and not the file's, or swapped out), in runs. It asks
+// the kernel for the runs with the PAGEMAP_SCAN ioctl (Linux 6.7) where it
+// has it, and reads an entry per page otherwise.
 func copyPrivatePages(b, image []byte, scratch *[]byte) error {
 	f, err := pagemap()
 	if err != nil {
 		return err
+	}
+	if !noPagemapScan.Load() {
+		err := scanPrivatePages(f, b, func(lo, hi int) { copy(b[lo:hi], image[lo:hi]) })
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.ENOTTY) && !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+		noPagemapScan.Store(true) // an older kernel: entries from now on
 	}
 	page := os.Getpagesize()
 	pages := (len(b) + page - 1) / page
@@ -116,3 +131,57 @@ func copyPrivatePages(b, image []byte, scratch *[]byte) error {
 func unmap(b []byte) error { return unix.Munmap(b) }
 
 func (f *imageFile) close() error { return unix.Close(f.fd) }
+
+// noPagemapScan is set once PAGEMAP_SCAN turned out to be missing.
+var noPagemapScan atomic.Bool
+
+// PAGEMAP_SCAN (include/uapi/linux/fs.h): _IOWR('f', 16, struct
+// pm_scan_arg), and the page categories it matches on.
+const (
+	pagemapScan     = 0xc0606610
+	pageIsFile      = 1 << 2
+	pageIsPresent   = 1 << 3
+	pageIsSwapped   = 1 << 4
+	scanRegionsHeld = 64
+)
+
+// pmScanArg is struct pm_scan_arg.
+type pmScanArg struct {
+	size, flags, start, end, walkEnd, vec, vecLen, maxPages       uint64
+	categoryInverted, categoryMask, categoryAnyofMask, returnMask uint64
+}
+
+// pageRegion is struct page_region.
+type pageRegion struct{ start, end, categories uint64 }
+
+// scanPrivatePages calls fn with the byte range, within b, of each run of
+// b's pages that is not the file's: present and not a file page, or
+// swapped out.
+func scanPrivatePages(f *os.File, b []byte, fn func(lo, hi int)) error {
+	base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	var regions [scanRegionsHeld]pageRegion
+	arg := pmScanArg{
+		size:  uint64(unsafe.Sizeof(pmScanArg{})),
+		start: base, end: base + uint64(len(b)),
+		vec: uint64(uintptr(unsafe.Pointer(&regions[0]))), vecLen: scanRegionsHeld,
+		// not a file page, and present or swapped
+		categoryInverted: pageIsFile, categoryMask: pageIsFile,
+		categoryAnyofMask: pageIsPresent | pageIsSwapped,
+		returnMask:        pageIsPresent | pageIsSwapped,
+	}
+	for arg.start < arg.end {
+		n, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), pagemapScan, uintptr(unsafe.Pointer(&arg)))
+		runtime.KeepAlive(&regions)
+		if errno != 0 {
+			return errno
+		}
+		for _, r := range regions[:n] {
+			fn(int(r.start-base), int(r.end-base))
+		}
+		if arg.walkEnd <= arg.start {
+			return fmt.Errorf("PAGEMAP_SCAN made no progress at %#x", arg.start)
+		}
+		arg.start = arg.walkEnd
+	}
+	return nil
+}
