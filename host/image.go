@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,9 +170,14 @@ func (img *memoryImage) close() {
 // preinitialise runs _initialize in a template instance of the instrumented
 // module and returns the module recompiled from its captured state, the
 // func that lets go of it (see Runtime.compile), and the memory image.
-func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrument.Options, compiled wazero.CompiledModule, info instrument.Info) (wazero.CompiledModule, func(context.Context) error, *memoryImage, error) {
-	if info.Memory == nil || !info.Memory.Exported || info.Memory.Imported {
+func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrument.Options, compiled wazero.CompiledModule, info instrument.Info, initialize bool) (wazero.CompiledModule, func(context.Context) error, *memoryImage, error) {
+	switch {
+	case info.Memory == nil || !info.Memory.Exported || info.Memory.Imported:
 		return nil, nil, nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
+	case len(info.StateOps) > 0:
+		// Tables and segments are not captured: an initialiser that
+		// changes them would be lost.
+		return nil, nil, nil, fmt.Errorf("%w: its code changes tables or segments (%s)", errNotImaged, strings.Join(info.StateOps, ", "))
 	}
 	// The template runs under Load's context, at most imageTimeout, and
 	// imageFuel: the yield listener and the host functions stop it there
@@ -194,8 +200,18 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	}
 	s.fuel = fuel
 	fuel.Set(uint64(imageFuel))
-	if _, err := inst.ExportedFunction("_initialize").Call(guestCtx); err != nil {
-		return nil, nil, nil, s.initFailure("_initialize", err)
+	if initialize {
+		if _, err := inst.ExportedFunction("_initialize").Call(guestCtx); err != nil {
+			return nil, nil, nil, s.initFailure("_initialize", err)
+		}
+	}
+	// What the host holds for the template is not in the image: an
+	// initialiser that left blocks, an input, an output or an error behind
+	// would find them gone. (Its WASI descriptors are not either: Go's
+	// runtime sets its standard streams non-blocking, which every new
+	// instance's are anyway.)
+	if s.blocks.size() > 0 || s.inputBytes > 0 || s.output != nil || s.hasError {
+		return nil, nil, nil, fmt.Errorf("%w: its initialiser left host state behind (Extism blocks, an input, an output or an error)", errNotImaged)
 	}
 	img := &instrument.Image{Globals: map[uint32]uint64{}}
 	for _, g := range info.Globals {

@@ -96,9 +96,9 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		}
 	}
 	slices.Sort(m.exports)
-	if m.initialize && !r.cfg.NoPreinitialise {
+	if (m.initialize || info.Start) && !r.cfg.NoPreinitialise {
 		enterPhase(ctx, PhaseImage)
-		imaged, releaseImaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info)
+		imaged, releaseImaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info, m.initialize)
 		if err == nil {
 			release(ctx)
 			m.compiled, m.release, m.image, m.initialize = imaged, releaseImaged, img, false
@@ -129,7 +129,7 @@ func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
 	switch {
 	case cfg.FreshInstances:
 		return errors.New("the runtime makes a fresh instance for every call (Config.FreshInstances)")
-	case info.Start:
+	case info.Start && m.image == nil:
 		return errors.New("the module has a start section, which runs once per instance")
 	case m.initialize:
 		return fmt.Errorf("the module runs _initialize on every call (%w)", m.imageErr)

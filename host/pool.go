@@ -20,7 +20,8 @@ import (
 //
 // Load refuses reuse, and every call then gets a fresh instance as before,
 // for a module whose code can change state a reset does not restore: a
-// start section (it runs once per instance), an _initialize run per call,
+// start section left in (not imaged, it would run once per instance), an
+// _initialize run per call,
 // any of the instructions instrument.Info.StateOps names (tables and
 // segments), or more than maxPooledBytes of memory at start without an
 // image. An instance is discarded, never put back, after a call that

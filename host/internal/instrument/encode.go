@@ -62,6 +62,12 @@ func (m *module) encode(info *Info, opts Options) ([]byte, error) {
 		case secGlobal:
 			payload = m.encodeGlobals(payload[:0], info, opts)
 			wroteGlobal = true
+		case secStart:
+			if opts.Image == nil {
+				writeSection(s.id, raw)
+			}
+			// The image holds what the start function did.
+			continue
 		case secData, secDataCount:
 			if opts.Image == nil {
 				writeSection(s.id, raw)
@@ -156,8 +162,6 @@ func (m *module) encodeTables(p []byte) []byte {
 // checkImage refuses an image the module cannot take.
 func (m *module) checkImage(img *Image, info Info) error {
 	switch {
-	case m.hasStart:
-		return fmt.Errorf("imaging: the module has a start section: %w", ErrUnsupported)
 	case m.passiveData:
 		return fmt.Errorf("imaging: the module has passive data segments: %w", ErrUnsupported)
 	case len(m.mems) != 1:

@@ -153,11 +153,11 @@ type Options struct {
 // Image is the state of an initialised instance, for [Options.Image]. The
 // output module then initialises each defined global to its captured
 // value, declares MemoryPages as its memory's minimum, and has no data
-// segments: the host fills each new instance's memory with the captured
-// bytes instead. A module with a start section, passive data segments, an
-// imported memory, no memory, or a reference-typed defined global cannot
-// be imaged (ErrUnsupported): its initial state is not all in memory and
-// globals.
+// segments and no start section: the host fills each new instance's memory
+// with the captured bytes instead, and what the start function did is in
+// them. A module with passive data segments, an imported memory, no
+// memory, or a reference-typed defined global cannot be imaged
+// (ErrUnsupported): its initial state is not all in memory and globals.
 type Image struct {
 	// Globals holds every defined global's value by global index, as the
 	// raw bits (the low 32 for i32 and f32) that wazero's api.Global.Get
