@@ -57,6 +57,10 @@ type jobGroup interface {
 	peak() (int64, bool)
 	// remove removes the cgroup once it is empty, retrying until deadline.
 	remove(deadline time.Time) error
+	// setLimit changes the memory limit of a cgroup made with another
+	// (a spare's, at hand-off) and resets its peak and failure counts
+	// where the kernel allows, so that they describe the job alone.
+	setLimit(limitBytes int64) error
 }
 
 // instancePattern names a supervisor instance directory: the owner's pid,

@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -344,6 +345,30 @@ func (j *v1Job) remove(deadline time.Time) error {
 		return fmt.Errorf("job cgroup %s still holds %d processes", j.rel, len(pids))
 	}
 	return j.rmdirs(deadline)
+}
+
+func (j *v1Job) setLimit(limit int64) error {
+	dir := j.memDir()
+	files := []string{"memory.limit_in_bytes"}
+	if j.host.memsw {
+		// memsw never below the memory limit: raised first, lowered last.
+		files = append(files, "memory.memsw.limit_in_bytes")
+		if cur, ok := readUint(filepath.Join(dir, files[0])); ok && uint64(limit) > cur {
+			files[0], files[1] = files[1], files[0]
+		}
+	}
+	v := []byte(strconv.FormatInt(limit, 10))
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), v, 0); err != nil {
+			return fmt.Errorf("setting the job's memory limit: %w", err)
+		}
+	}
+	// Writing 0 resets the peak to the current usage and the failure
+	// count to zero.
+	for _, f := range []string{"memory.max_usage_in_bytes", "memory.failcnt"} {
+		os.WriteFile(filepath.Join(dir, f), []byte("0"), 0)
+	}
+	return nil
 }
 
 // rmdirs removes the job's directories in every hierarchy.

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,6 +218,16 @@ func (j *v2Job) failures() bool {
 func (j *v2Job) peak() (int64, bool) {
 	n, ok := readUint(filepath.Join(j.dir(), "memory.peak"))
 	return int64(n), ok
+}
+
+func (j *v2Job) setLimit(limit int64) error {
+	if err := os.WriteFile(filepath.Join(j.dir(), "memory.max"), []byte(strconv.FormatInt(limit, 10)), 0); err != nil {
+		return fmt.Errorf("setting the job's memory limit: %w", err)
+	}
+	// Writing to memory.peak resets it (Linux 6.12); older kernels refuse,
+	// and the peak then includes the spare's idle time.
+	os.WriteFile(filepath.Join(j.dir(), "memory.peak"), []byte("reset"), 0)
+	return nil
 }
 
 func (j *v2Job) remove(deadline time.Time) error {

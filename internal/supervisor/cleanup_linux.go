@@ -83,6 +83,11 @@ func (w *worker) signalAll(sig unix.Signal) {
 	if w.cg != nil {
 		pids, _ := w.cg.procs()
 		for _, pid := range pids {
+			if pid == w.pid && !w.reaped {
+				// The group's signal reached it: a session leader
+				// cannot leave its process group.
+				continue
+			}
 			signalOwned(pid, sig, w.cg.contains)
 		}
 		return

@@ -126,17 +126,27 @@ func nanos(d time.Duration) *int64 {
 // JSON object. HTML characters are not escaped, so raw members (parameters,
 // results) go out byte for byte.
 func writeFrame(w io.Writer, v any) error {
-	var buf bytes.Buffer
+	b, err := appendFrame(nil, v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// appendFrame appends v, framed as writeFrame writes it, to b.
+func appendFrame(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	head := buf.Len()
 	buf.Write([]byte{0, 0, 0, 0})
-	enc := json.NewEncoder(&buf)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("encoding frame: %w", err)
+		return b, fmt.Errorf("encoding frame: %w", err)
 	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	_, err := w.Write(b)
-	return err
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	binary.BigEndian.PutUint32(out[head:], uint32(len(out)-head-4))
+	return out, nil
 }
 
 // readFrame reads one frame of at most limit payload bytes. It reads the

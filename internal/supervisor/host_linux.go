@@ -128,6 +128,13 @@ func (s *Supervisor) release() error {
 // unsafeName keeps a cgroup name to safe characters.
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
 
+// spareJobName returns the name of the job cgroup a spare waits in: a
+// sequence number unique in the instance; its item's execution id is not
+// known yet.
+func (h *host) spareJobName() string {
+	return "job-" + strconv.FormatUint(h.jobs.Add(1), 10)
+}
+
 // jobName returns the name of a job's cgroup: a sequence number unique in
 // the instance, and the execution id for operators.
 func (h *host) jobName(executionID string) string {

@@ -194,6 +194,13 @@ func probeCompute(ctx *native.Context, call native.Call) ([]byte, error) {
 			return nil, err
 		}
 		return waitEnd()
+	case "touch":
+		// Touches Bytes of memory, then answers.
+		keep := make([]byte, in.Bytes)
+		for i := 0; i < len(keep); i += 4096 {
+			keep[i] = 1
+		}
+		return echo(strconv.Itoa(len(keep)))
 	case "hog":
 		var keep [][]byte
 		for n := int64(0); n < in.Bytes; n += 1 << 20 {

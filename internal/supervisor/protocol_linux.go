@@ -20,7 +20,8 @@ import (
 )
 
 // errSpareGone is returned by handOff when a spare turns out to have died
-// before the ACK: it never saw the job, which gets a fresh worker.
+// before the ACK, or its cgroup refused the job's limit: it never saw the
+// job, which gets a fresh worker.
 var errSpareGone = errors.New("the spare worker is gone")
 
 // awaitReady waits for the worker's ready frame until deadline (the item's
@@ -52,8 +53,10 @@ func (w *worker) awaitReady(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-// handOff gives the verified worker its job: it makes the job's cgroup
-// and places the worker in it (cgroup modes), starts the memory monitor,
+// handOff gives the verified worker its job: in the cgroup modes it makes
+// the job's cgroup with the job's memory limit and places the worker in
+// it, or, for a spare, which waits in a job cgroup of its own, sets the
+// job's limit there; then it starts the memory monitor,
 // writes the ACK and the job frame, and waits for the result frame under
 // the hard deadline, a memory breach or the context's end. It returns the
 // job's error (nil with out.Result set on success), or errSpareGone for a
@@ -64,7 +67,16 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 	if ctx.Err() != nil {
 		return w.ended(ctx)
 	}
-	if w.s.sys.cg != nil {
+	switch {
+	case w.s.sys.cg == nil:
+	case w.cg != nil:
+		// A spare waits in its job cgroup already, under the spare limit:
+		// the job's limit replaces it.
+		if err := w.cg.setLimit(w.job.Operation.MemoryLimitBytes); err != nil {
+			w.log.Warn("supervisor: the spare's job cgroup refused the job's limit", "error", err)
+			return errSpareGone
+		}
+	default:
 		cg, err := w.s.sys.cg.newJob(w.s.sys.jobName(w.job.ExecutionID), w.job.Operation.MemoryLimitBytes)
 		if err != nil {
 			w.log.Error("supervisor: making the job cgroup", "error", err)
@@ -72,9 +84,6 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		}
 		w.cg = cg
 		if err := w.cg.add(w.pid); err != nil {
-			if w.spare && w.hasExited() {
-				return errSpareGone
-			}
 			w.log.Error("supervisor: placing the worker in its job cgroup", "error", err)
 			return toolerr.New(toolerr.ServiceUnavailable)
 		}
@@ -84,19 +93,9 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 	}
 	w.startMonitor()
 
-	w.jobW.SetWriteDeadline(w.job.Hard)
-	stop := context.AfterFunc(ctx, func() { w.jobW.SetWriteDeadline(time.Now()) })
-	defer stop()
-	if _, err := w.jobW.Write([]byte{ACK}); err != nil {
-		if w.spare && errors.Is(err, syscall.EPIPE) && ctx.Err() == nil {
-			return errSpareGone
-		}
-		return w.writeFailed(ctx, err)
-	}
-	out.Phases.Startup = engine.Duration(time.Since(w.began))
-	close(w.acked)
+	// The ACK and the job frame go in one write: the worker wakes once.
 	mono := monotonicNS()
-	err := writeFrame(w.jobW, jobFrame{
+	msg, err := appendFrame([]byte{ACK}, jobFrame{
 		Frame:                 kindJob,
 		ExecutionID:           w.job.ExecutionID,
 		Package:               w.pkgName,
@@ -111,6 +110,21 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		Parameters:            w.job.Parameters,
 	})
 	if err != nil {
+		w.log.Error("supervisor: encoding the job frame", "error", err)
+		return toolerr.New(toolerr.ExecutionFailed)
+	}
+	w.jobW.SetWriteDeadline(w.job.Hard)
+	stop := context.AfterFunc(ctx, func() { w.jobW.SetWriteDeadline(time.Now()) })
+	defer stop()
+	out.Phases.Startup = engine.Duration(time.Since(w.began))
+	n, err := w.jobW.Write(msg)
+	if n > 0 {
+		close(w.acked)
+	}
+	if err != nil {
+		if n == 0 && w.spare && errors.Is(err, syscall.EPIPE) && ctx.Err() == nil {
+			return errSpareGone // it never saw the ACK
+		}
 		return w.writeFailed(ctx, err)
 	}
 

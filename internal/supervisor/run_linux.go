@@ -143,7 +143,7 @@ func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job 
 			// The spare died between its last check and the ACK: it never
 			// saw the job. It is cleaned up, and the item gets a fresh
 			// worker.
-			w.log.Warn("supervisor: the spare worker was gone at hand-off; starting a fresh one")
+			w.log.Warn("supervisor: the spare worker could not take the item; a fresh worker runs it")
 			if _, _, err := w.cleanup(); err != nil {
 				s.quarantined()
 				w.log.Error("supervisor: job cleanup not confirmed; the lane is quarantined", "error", err)

@@ -25,6 +25,12 @@ const (
 	spareRetryMax = 5 * time.Second
 )
 
+// SpareMemoryLimitBytes is the memory limit of the job cgroup a spare
+// waits in, in the cgroup modes, until an item's limit replaces it. An
+// idle worker uses a few MiB; what its Go runtime allocated before its
+// ready frame stays charged to the server's own cgroup.
+const SpareMemoryLimitBytes = 64 << 20
+
 // sparePool keeps want spare workers ready. A nil pool has none: take
 // returns nil and the counters stay zero.
 //
@@ -49,7 +55,10 @@ type sparePool struct {
 	closed   bool
 	ready    []*worker
 	starting int
-	counts   spareCounts
+	// placing counts the starting spares whose job cgroup exists (made,
+	// or not yet removed after a failure) while they are not in ready.
+	placing int
+	counts  spareCounts
 }
 
 // spareCounts are the pool's counters since New.
@@ -101,10 +110,14 @@ func (p *sparePool) fill() {
 		}
 		w, err := p.start()
 		p.mu.Lock()
-		p.starting--
 		if err != nil && p.ctx.Err() == nil {
 			p.counts.failed++
-		} else if err == nil && !p.closed {
+		}
+		if err == nil && !p.closed {
+			p.starting--
+			if w.cg != nil {
+				p.placing--
+			}
 			p.ready = append(p.ready, w)
 			p.wg.Add(1) // under mu, before close: Close's Wait sees it
 			go p.watch(w)
@@ -117,6 +130,14 @@ func (p *sparePool) fill() {
 				w.log.Warn("supervisor: a spare worker failed to start", "error", err, "exit", w.exitText(),
 					"stderr", w.stderr.String())
 			}
+		}
+		if err != nil || w != nil {
+			p.mu.Lock()
+			p.starting--
+			if w != nil && w.cg != nil {
+				p.placing--
+			}
+			p.mu.Unlock()
 		}
 		if err == nil {
 			delay = 0
@@ -151,6 +172,23 @@ func (p *sparePool) start() (*worker, error) {
 	defer cancel()
 	if err := w.awaitReady(ctx, time.Now().Add(spareStartTimeout)); err != nil {
 		return w, err
+	}
+	if h := p.s.sys.cg; h != nil {
+		// Placed in its job cgroup now, in the background: moving a
+		// process between cgroups costs milliseconds, which an item then
+		// does not wait for. The job's limit replaces the spare's at
+		// hand-off.
+		cg, err := h.newJob(p.s.sys.spareJobName(), SpareMemoryLimitBytes)
+		if err != nil {
+			return w, fmt.Errorf("making a spare's job cgroup: %w", err)
+		}
+		p.mu.Lock()
+		w.cg = cg
+		p.placing++
+		p.mu.Unlock()
+		if err := cg.add(w.pid); err != nil {
+			return w, fmt.Errorf("placing a spare in its job cgroup: %w", err)
+		}
 	}
 	return w, nil
 }

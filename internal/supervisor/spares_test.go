@@ -118,15 +118,27 @@ func TestSpareMemoryLimit(t *testing.T) {
 		t.Skip("no cgroup memory mode")
 	}
 	s, _ := spareSupervisor(t, ms[0], 1)
-	const limit = 128 << 20
-	job := probeJob(t, params("hog", `"bytes":`+fmt.Sprint(8*limit)), func(e *policy.Effective) { e.MemoryLimitBytes = limit })
+	// The job's limit replaced the spare's: an item may use more than
+	// the spare limit, up to its own, and no more.
+	const limit = 4 * SpareMemoryLimitBytes
+	job := probeJob(t, params("touch", `"bytes":`+fmt.Sprint(2*SpareMemoryLimitBytes)),
+		func(e *policy.Effective) { e.MemoryLimitBytes = limit })
 	out, err := run(t, s, job)
-	wantCode(t, err, toolerr.MemoryLimit)
-	if out.Memory.PeakBytes == nil || *out.Memory.PeakBytes < limit/2 || *out.Memory.PeakBytes > 2*limit {
-		t.Errorf("peak %v, limit %d", out.Memory.PeakBytes, limit)
+	if err != nil {
+		t.Fatalf("an item within its limit, above the spare's: %v", err)
 	}
-	if st := s.Stats(); st.SparesUsed != 1 || st.FreshWorkers != 0 {
-		t.Errorf("the item did not run in the spare: %+v", st)
+	if p := out.Memory.PeakBytes; p == nil || *p < 2*SpareMemoryLimitBytes || *p > limit {
+		t.Errorf("peak %v, touched %d, limit %d", p, 2*SpareMemoryLimitBytes, limit)
+	}
+	awaitSpares(t, s, 1)
+	job = probeJob(t, params("hog", `"bytes":`+fmt.Sprint(8*limit)), func(e *policy.Effective) { e.MemoryLimitBytes = limit })
+	out, err = run(t, s, job)
+	wantCode(t, err, toolerr.MemoryLimit)
+	if p := out.Memory.PeakBytes; p == nil || *p < limit/2 || *p > 2*limit {
+		t.Errorf("peak %v, limit %d", p, limit)
+	}
+	if st := s.Stats(); st.SparesUsed != 2 || st.FreshWorkers != 0 {
+		t.Errorf("the items did not run in spares: %+v", st)
 	}
 	cgroupEmpty(t, s)
 }

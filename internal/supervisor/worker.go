@@ -49,9 +49,62 @@ type workerIO struct {
 	workerID string
 	self     identity
 	pgid     int
-	pkgs     []*native.Package
+	// services are the worker's own packages, decoded before the ready
+	// frame so that a spare does it before its item exists.
+	services workerServices
 	// monotonic returns CLOCK_MONOTONIC in nanoseconds.
 	monotonic func() int64
+}
+
+// workerService is one service of the worker's packages as the worker
+// decoded it: its definition and compiled schemas (nil when they do not
+// compile: its items fail with execution_failed).
+type workerService struct {
+	def           *tooldef.Definition
+	pkg           *native.Package
+	input, output *schema.Validator
+}
+
+// workerServices holds the services of the worker's packages by package
+// name, then tool code. A package whose declaration does not decode has
+// no entry: its items answer version_mismatch.
+type workerServices map[string]map[string]*workerService
+
+// decodeServices decodes the declarations of pkgs as the registry does
+// and compiles their schemas.
+func decodeServices(pkgs []*native.Package) workerServices {
+	out := workerServices{}
+	for _, p := range pkgs {
+		if p == nil || p.Compute == nil {
+			continue
+		}
+		if _, seen := out[p.Name]; seen {
+			continue // the first package of a name is the one resolved
+		}
+		decl, err := tooldef.Decode(p.Declaration, tooldef.Options{})
+		if err != nil {
+			out[p.Name] = nil
+			continue
+		}
+		svcs := map[string]*workerService{}
+		for _, d := range decl.Services {
+			if d.Definition == nil {
+				continue
+			}
+			if _, seen := svcs[d.Definition.ToolCode]; seen {
+				continue
+			}
+			ws := &workerService{def: d.Definition, pkg: p}
+			in, err1 := schema.Compile(d.Definition.InputSchema)
+			outV, err2 := schema.Compile(d.Definition.OutputSchema)
+			if err1 == nil && err2 == nil {
+				ws.input, ws.output = in, outV
+			}
+			svcs[d.Definition.ToolCode] = ws
+		}
+		out[p.Name] = svcs
+	}
+	return out
 }
 
 // errNoACK is returned by serve when the supervisor closes the pipe or
@@ -89,7 +142,7 @@ func (w workerIO) serve() error {
 	mono := w.monotonic()
 	soft := now.Add(time.Duration(job.SoftDeadlineNS - mono))
 	hard := now.Add(time.Duration(job.HardDeadlineNS - mono))
-	res := execute(&job, w.pkgs, soft, hard)
+	res := execute(&job, w.services, soft, hard)
 	if err := writeFrame(w.out, res); err != nil {
 		return fmt.Errorf("sending the result frame: %w", err)
 	}
@@ -103,16 +156,17 @@ func (w workerIO) serve() error {
 
 // execute runs one job in this process: identity pins, input, Compute,
 // output. It always returns a result frame; a failure is its error.
-func execute(job *jobFrame, pkgs []*native.Package, soft, hard time.Time) resultFrame {
+func execute(job *jobFrame, services workerServices, soft, hard time.Time) resultFrame {
 	rf := resultFrame{Frame: kindResult, ExecutionID: job.ExecutionID}
 	fail := func(e *toolerr.Error) resultFrame {
 		rf.Error = e
 		return rf
 	}
-	def, pkg := resolve(job, pkgs)
-	if def == nil {
+	svc := services[job.Package][job.ToolCode]
+	if svc == nil {
 		return fail(toolerr.New(toolerr.VersionMismatch, toolerr.NewIssue(issueMismatch, "tool_code")))
 	}
+	def, pkg := svc.def, svc.pkg
 	if e := checkPins(def, job); e != nil {
 		return fail(e)
 	}
@@ -133,11 +187,10 @@ func execute(job *jobFrame, pkgs []*native.Package, soft, hard time.Time) result
 		}
 		return fail(toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json")))
 	}
-	input, err := schema.Compile(def.InputSchema)
-	if err != nil {
+	if svc.input == nil {
 		return fail(toolerr.New(toolerr.ExecutionFailed))
 	}
-	if err := input.Validate(doc, toolerr.InvalidParameters); err != nil {
+	if err := svc.input.Validate(doc, toolerr.InvalidParameters); err != nil {
 		var te *toolerr.Error
 		errors.As(err, &te)
 		return fail(te)
@@ -173,11 +226,7 @@ func execute(job *jobFrame, pkgs []*native.Package, soft, hard time.Time) result
 		}
 		return fail(toolerr.New(toolerr.InvalidOutput, toolerr.NewIssue("invalid_json")))
 	}
-	output, err := schema.Compile(def.OutputSchema)
-	if err != nil {
-		return fail(toolerr.New(toolerr.ExecutionFailed))
-	}
-	if err := output.Validate(result, toolerr.InvalidOutput); err != nil {
+	if err := svc.output.Validate(result, toolerr.InvalidOutput); err != nil {
 		var te *toolerr.Error
 		errors.As(err, &te)
 		return fail(te)
@@ -195,27 +244,6 @@ func execute(job *jobFrame, pkgs []*native.Package, soft, hard time.Time) result
 	}
 	rf.Result = canonical
 	return rf
-}
-
-// resolve finds the job's service in the worker's own packages, decoding
-// the package's declaration as the registry does.
-func resolve(job *jobFrame, pkgs []*native.Package) (*tooldef.Definition, *native.Package) {
-	for _, p := range pkgs {
-		if p == nil || p.Name != job.Package || p.Compute == nil {
-			continue
-		}
-		decl, err := tooldef.Decode(p.Declaration, tooldef.Options{})
-		if err != nil {
-			return nil, nil
-		}
-		for _, d := range decl.Services {
-			if d.Definition != nil && d.Definition.ToolCode == job.ToolCode {
-				return d.Definition, p
-			}
-		}
-		return nil, nil
-	}
-	return nil, nil
 }
 
 // checkPins compares the job's pins with the worker's own definition: a

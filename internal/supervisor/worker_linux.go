@@ -79,7 +79,7 @@ func workerSetup(pkgs []*native.Package) (workerIO, error) {
 		workerID:  id,
 		self:      self.identity(),
 		pgid:      self.PGID,
-		pkgs:      pkgs,
+		services:  decodeServices(pkgs),
 		monotonic: monotonicNS,
 	}, nil
 }
