@@ -20,7 +20,14 @@
 //
 // Each admitted item runs in its own goroutine, resolved in the snapshot
 // the batch was admitted with, and its result lands at its submission
-// index. Before it queues: unknown_tool; tool_unavailable for a service
+// index. A batch of one item whose engine is [Prompt] (the WASM engine:
+// its Run returns once its context ends) runs inline instead, on the
+// caller's goroutine, under one context — the job's, which ends at the
+// earlier of the hard deadline and [Batch.Deadline], with the caller's
+// context or with Shutdown — where a batch on goroutines has three and a
+// goroutine; its admission, credit, queue, lane, deadlines and outcomes
+// are the same, and Compute returns the caller's context's error, or the
+// request deadline's, when either ended before the item's outcome. Before it queues: unknown_tool; tool_unavailable for a service
 // whose policy could not be clamped; version_mismatch (retryable, one
 // issue per stale pin) when contract_version, implementation_version or
 // schema_fingerprint differs from the live definition; invalid_parameters
@@ -58,9 +65,10 @@
 //
 // # Cancellation and shutdown
 //
-// When the batch's context ends, Compute returns its error at once; its
-// items are cancelled and end in the background, keeping their credit
-// until their engines confirm the end. An item cancelled before its job
+// When the batch's context ends (or its Deadline passes), Compute returns
+// its error at once (an inline run once its engine has returned, which a
+// Prompt engine does at once); its items are cancelled and end in the
+// background, keeping their credit until their engines confirm the end. An item cancelled before its job
 // started ends with queue_timeout at a deadline, else
 // service_unavailable. Shutdown closes admission, cancels every item and
 // waits for them within its context and the platform's cleanup budget;

@@ -62,6 +62,13 @@ type Batch struct {
 	// Start is when the HTTP handler started, before the body was read;
 	// server_processing_ms runs from it. The zero time leaves it null.
 	Start time.Time
+	// Deadline is the batch's request deadline; the zero time leaves ctx's
+	// alone. Compute treats it as a deadline of ctx: the items' contexts
+	// end at it, and when it passes before every item has an outcome
+	// Compute returns an error that wraps context.DeadlineExceeded. Given
+	// here rather than as a context, a one-item batch run inline needs no
+	// context of its own for it.
+	Deadline time.Time
 }
 
 // Item is one calculation: the caller's identity pins and parameters.
@@ -88,6 +95,21 @@ type Item struct {
 	// parameters (invalid_parameters, input_limit_exceeded). The item
 	// keeps its place, pins and metrics in the batch.
 	Refusal *toolerr.Error
+}
+
+// Prompt is implemented by an [Engine] whose Run returns promptly once its
+// context ends — an in-process sandbox that is interrupted at its
+// context's end and has nothing to clean up beyond it, as the WASM
+// engine's instances are. Compute runs a batch of one item of such an
+// engine on the caller's goroutine (see the package documentation,
+// "Items"): waiting for its Run after the context ended then costs no
+// more than the interruption, so the batch still ends with its context.
+// An engine whose cleanup can outlast its context (a worker process
+// given a grace period) must not implement it.
+type Prompt interface {
+	Engine
+	// ReturnsAtContextEnd marks the engine; it is never called.
+	ReturnsAtContextEnd()
 }
 
 // Engine runs the items of one package's services in fresh sandboxes:
@@ -129,6 +151,10 @@ type Executor struct {
 	completed  uint64
 	failed     uint64
 	reserved   int64
+	// inline holds the cancel functions of the running jobs of inline
+	// runs, which Shutdown calls: an inline run has no context of its own
+	// that Shutdown's could end.
+	inline map[*run]context.CancelFunc
 }
 
 // principal is one principal's admitted work.
@@ -179,6 +205,7 @@ func New(cfg Config) (*Executor, error) {
 		free:       lanes,
 		lost:       make(chan struct{}),
 		principals: make(map[string]*principal),
+		inline:     make(map[*run]context.CancelFunc),
 	}, nil
 }
 
@@ -221,6 +248,9 @@ func (e *Executor) Shutdown(ctx context.Context) error {
 		}
 	}
 	drained := e.drained
+	for _, cancel := range e.inline {
+		cancel()
+	}
 	e.mu.Unlock()
 	e.stopAll(errClosing)
 
@@ -270,16 +300,21 @@ func (e *Executor) BatchRequestTimeout(items []Item) time.Duration {
 
 // run is one admitted batch.
 type run struct {
-	ctx       context.Context // the batch's context, also ended by Shutdown
+	ctx       context.Context // the batch's context, also ended by Shutdown (inline: the caller's)
 	cancel    context.CancelCauseFunc
 	stop      func() bool // unregisters the Shutdown hook
 	snap      *registry.Snapshot
 	principal string
 	admitted  time.Time
+	// deadline is the batch's request deadline for an inline run (zero:
+	// none), which is not in its context; a batch run on goroutines has
+	// it in ctx.
+	deadline  time.Time
+	inline    bool
 	items     []Item
 	results   []ItemResult
 	remaining int           // items still holding credit; guarded by Executor.mu
-	done      chan struct{} // closed when every item has an outcome
+	done      chan struct{} // closed when every item has an outcome; nil inline
 }
 
 // Compute runs one batch and returns its results in submission order.
@@ -291,15 +326,25 @@ type run struct {
 // items, the principal's concurrent batches or the principal's pending
 // items. A refused batch runs nothing.
 //
-// When ctx ends before every item has an outcome, Compute returns ctx's
-// error at once, wrapped. Its items are cancelled and end in the
-// background; each keeps its admission credit, and the principal its
-// batch slot, until its engine's Run has returned.
+// When ctx ends (or b.Deadline passes) before every item has an outcome,
+// Compute returns ctx's error at once, wrapped. Its items are cancelled
+// and end in the background; each keeps its admission credit, and the
+// principal its batch slot, until its engine's Run has returned. A batch
+// of one item of a [Prompt] engine runs on the caller's goroutine, whose
+// Run then returns at once too.
 func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("computing batch: %w", err)
 	}
-	r, err := e.admit(ctx, b)
+	if len(b.Items) == 1 && e.prompt(b.Items[0]) {
+		return e.computeInline(ctx, b)
+	}
+	if !b.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, b.Deadline)
+		defer cancel()
+	}
+	r, err := e.admit(ctx, b, false)
 	if err != nil {
 		return nil, err
 	}
@@ -315,6 +360,53 @@ func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
 			return nil, fmt.Errorf("computing batch: %w", ctx.Err())
 		}
 	}
+	return e.result(b, r), nil
+}
+
+// prompt reports whether it names a published service whose engine is
+// [Prompt].
+func (e *Executor) prompt(it Item) bool {
+	snap := e.snapshot()
+	if snap == nil {
+		return false
+	}
+	svc, ok := snap.Service(it.ToolCode)
+	if !ok {
+		return false
+	}
+	_, ok = svc.Runner.(Prompt)
+	return ok
+}
+
+// computeInline runs a batch of one item on the caller's goroutine: no
+// item goroutine, no context for the batch (ctx and b.Deadline bound the
+// queue wait, Shutdown is watched through e.stop) and one context for the
+// job, which ends at the earlier of its hard deadline and b.Deadline, with
+// ctx, or with Shutdown. Admission, credit, lanes and outcomes are those
+// of every batch. The item's outcome is returned unless ctx ended or the
+// deadline passed before it came, as Compute would have returned then.
+func (e *Executor) computeInline(ctx context.Context, b Batch) (*BatchResult, error) {
+	r, err := e.admit(ctx, b, true)
+	if err != nil {
+		return nil, err
+	}
+	e.item(r, 0)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("computing batch: %w", err)
+	}
+	if r.expired() {
+		return nil, fmt.Errorf("computing batch: %w", context.DeadlineExceeded)
+	}
+	return e.result(b, r), nil
+}
+
+// expired reports whether an inline run's request deadline has passed.
+func (r *run) expired() bool {
+	return r.inline && !r.deadline.IsZero() && !time.Now().Before(r.deadline)
+}
+
+// result is the answer of a batch whose items all have an outcome.
+func (e *Executor) result(b Batch, r *run) *BatchResult {
 	res := &BatchResult{RequestID: b.RequestID, Results: r.results}
 	for _, ir := range r.results {
 		if ir.Status == StatusSuccess {
@@ -326,13 +418,14 @@ func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
 	if !b.Start.IsZero() {
 		res.ServerProcessingMS = millis(time.Since(b.Start))
 	}
-	return res, nil
+	return res
 }
 
 // admit decides the whole batch at once and, when it is accepted, takes
 // its credit: process and principal pending items, and a principal batch
-// slot.
-func (e *Executor) admit(ctx context.Context, b Batch) (*run, error) {
+// slot. An inline run gets no context of its own and keeps the caller's
+// items: they do not outlive Compute.
+func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error) {
 	snap := e.snapshot()
 	n := len(b.Items)
 	e.mu.Lock()
@@ -359,19 +452,20 @@ func (e *Executor) admit(ctx context.Context, b Batch) (*run, error) {
 	e.pending += n
 	e.live += n
 
-	rctx, cancel := context.WithCancelCause(ctx)
 	r := &run{
-		ctx:       rctx,
-		cancel:    cancel,
-		stop:      context.AfterFunc(e.stop, func() { cancel(errClosing) }),
 		snap:      snap,
 		principal: b.Principal,
 		admitted:  time.Now(),
-		items:     cloneItems(b.Items),
 		results:   make([]ItemResult, n),
 		remaining: n,
-		done:      make(chan struct{}),
 	}
+	if inline {
+		r.ctx, r.inline, r.deadline, r.items = ctx, true, b.Deadline, b.Items
+		return r, nil
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	r.ctx, r.cancel, r.items, r.done = rctx, cancel, cloneItems(b.Items), make(chan struct{})
+	r.stop = context.AfterFunc(e.stop, func() { cancel(errClosing) })
 	return r, nil
 }
 
@@ -385,13 +479,14 @@ func cloneItems(items []Item) []Item {
 	return out
 }
 
-// item is the goroutine of item i. Its ticket is settled exactly once,
+// item is the goroutine of item i (an inline run calls it on the caller's
+// goroutine). Its ticket is settled exactly once,
 // here, after runItem has returned: runItem returns only once the item no
 // longer owns a job (none was started, or its engine's Run returned).
 func (e *Executor) item(r *run, i int) {
 	res := e.runItem(r, r.items[i])
 	r.results[i] = res
-	if e.settle(r, res.Status == StatusSuccess) {
+	if e.settle(r, res.Status == StatusSuccess) && !r.inline {
 		r.stop()
 		r.cancel(nil)
 		close(r.done)

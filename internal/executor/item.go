@@ -63,9 +63,13 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		h(it)
 	}
 	if e.halted(r) {
-		return fail(e.cancelled(r.ctx))
+		return fail(e.cancelled(r))
 	}
-	if terr := e.acquire(r.ctx, r.admitted.Add(ms(eff.QueueTimeoutMS))); terr != nil {
+	queueDeadline := r.admitted.Add(ms(eff.QueueTimeoutMS))
+	if r.inline && !r.deadline.IsZero() && r.deadline.Before(queueDeadline) {
+		queueDeadline = r.deadline // a batch on goroutines has it in its context
+	}
+	if terr := e.acquire(r, queueDeadline); terr != nil {
 		return fail(terr)
 	}
 	laneStart := time.Now()
@@ -74,7 +78,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		// The lane came as the item was cancelled: no job was started, so
 		// the lane goes back at once.
 		e.releaseLane(0)
-		return fail(e.cancelled(r.ctx))
+		return fail(e.cancelled(r))
 	}
 
 	job := engine.Job{
@@ -87,13 +91,9 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		Hard:        laneStart.Add(ms(eff.HardTimeoutMS)),
 	}
 	res.ExecutionID = job.ExecutionID
-	e.reserve(eff.MemoryLimitBytes)
-	end := e.call(r.ctx, svc.Runner, job)
+	end := e.call(r, svc.Runner, job)
 	elapsed := time.Since(laneStart)
-	if end.confirmed {
-		e.releaseLane(eff.MemoryLimitBytes)
-	} else {
-		e.quarantine()
+	if !end.confirmed {
 		e.log.Warn("lane quarantined: job cleanup not confirmed", "tool_code", job.ToolCode, "execution_id", job.ExecutionID)
 	}
 
@@ -146,17 +146,37 @@ type jobEnd struct {
 }
 
 // call runs job on runner under a context that ends at the job's hard
-// deadline, or earlier with the batch or Shutdown. A panicking engine
-// ends the item with execution_failed and, its sandbox being unknown,
-// with an unconfirmed cleanup.
-func (e *Executor) call(ctx context.Context, runner Engine, job engine.Job) (end jobEnd) {
-	ctx, cancel := context.WithDeadline(ctx, job.Hard)
+// deadline, or earlier with the batch (for an inline run, at its request
+// deadline too) or Shutdown, with the job's memory reserved; when Run
+// returns, it gives the lane back, or quarantines it when the cleanup is
+// not confirmed. A panicking engine ends the item with execution_failed
+// and, its sandbox being unknown, with an unconfirmed cleanup.
+func (e *Executor) call(r *run, runner Engine, job engine.Job) (end jobEnd) {
+	deadline := job.Hard
+	if r.inline && !r.deadline.IsZero() && r.deadline.Before(deadline) {
+		deadline = r.deadline
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, deadline)
 	defer cancel()
+	memory := job.Operation.MemoryLimitBytes
+	e.mu.Lock()
+	e.reserved += memory
+	if r.inline {
+		// Shutdown cancels what is registered here; once it has begun, the
+		// job starts cancelled, as its batch's context would be.
+		if e.closed {
+			cancel()
+		} else {
+			e.inline[r] = cancel
+		}
+	}
+	e.mu.Unlock()
 	defer func() {
 		if v := recover(); v != nil {
 			e.log.Error("engine panicked", "tool_code", job.ToolCode, "execution_id", job.ExecutionID, "panic", v)
 			end = jobEnd{err: toolerr.New(toolerr.ExecutionFailed)}
 		}
+		e.endJob(r, end.confirmed, memory)
 	}()
 	out, err := runner.Run(ctx, job)
 	code, _ := toolerr.CodeOf(err)
@@ -165,15 +185,18 @@ func (e *Executor) call(ctx context.Context, runner Engine, job engine.Job) (end
 
 // halted reports whether an item must not start a job: its batch's
 // context ended, or Shutdown began (whose cancellation of the batch's
-// context runs asynchronously).
-func (e *Executor) halted(r *run) bool { return r.ctx.Err() != nil || e.stop.Err() != nil }
+// context runs asynchronously), or an inline run's request deadline
+// passed.
+func (e *Executor) halted(r *run) bool {
+	return r.ctx.Err() != nil || e.stop.Err() != nil || r.expired()
+}
 
 // cancelled is the outcome of an item halted before its job started:
 // service_unavailable after Shutdown, queue_timeout at the request
 // deadline, service_unavailable when the client cancelled it (Compute has
 // then already returned, and nobody reads it).
-func (e *Executor) cancelled(ctx context.Context) *toolerr.Error {
-	if e.stop.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+func (e *Executor) cancelled(r *run) *toolerr.Error {
+	if e.stop.Err() == nil && (errors.Is(r.ctx.Err(), context.DeadlineExceeded) || r.ctx.Err() == nil && r.expired()) {
 		return toolerr.New(toolerr.QueueTimeout)
 	}
 	return toolerr.New(toolerr.ServiceUnavailable)

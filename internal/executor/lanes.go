@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"time"
 
 	"toolhost/internal/toolerr"
@@ -15,13 +14,14 @@ type waiter struct {
 	granted bool // guarded by Executor.mu
 }
 
-// acquire takes a lane for an item, waiting in first-come order until
-// deadline (the batch's admission plus the operation's queue budget).
-// It refuses with queue_timeout when the deadline passes,
-// service_unavailable when every lane is quarantined, and the outcome of
-// [Executor.cancelled] when ctx ends. A lane handed over as the wait ended is kept:
-// the caller checks ctx before starting a job.
-func (e *Executor) acquire(ctx context.Context, deadline time.Time) *toolerr.Error {
+// acquire takes a lane for an item of r, waiting in first-come order
+// until deadline (the batch's admission plus the operation's queue
+// budget, or an inline run's earlier request deadline). It refuses with
+// queue_timeout when the deadline passes, service_unavailable when every
+// lane is quarantined, and the outcome of [Executor.cancelled] when the
+// batch's context ends or Shutdown begins. A lane handed over as the wait
+// ended is kept: the caller checks the context before starting a job.
+func (e *Executor) acquire(r *run, deadline time.Time) *toolerr.Error {
 	e.mu.Lock()
 	switch {
 	case e.degraded >= e.lanes:
@@ -48,8 +48,10 @@ func (e *Executor) acquire(ctx context.Context, deadline time.Time) *toolerr.Err
 		return nil
 	case <-timer.C:
 		refusal = toolerr.New(toolerr.QueueTimeout)
-	case <-ctx.Done():
-		refusal = e.cancelled(ctx)
+	case <-r.ctx.Done():
+		refusal = e.cancelled(r)
+	case <-e.stop.Done():
+		refusal = e.cancelled(r)
 	case <-e.lost:
 		refusal = toolerr.New(toolerr.ServiceUnavailable)
 	}
@@ -62,12 +64,34 @@ func (e *Executor) acquire(ctx context.Context, deadline time.Time) *toolerr.Err
 	return refusal
 }
 
-// releaseLane returns a lane whose job's cleanup is confirmed, or that
-// started no job, with the memory the job reserved: to the first waiter,
-// or to the free lanes.
+// releaseLane returns a lane that started no job.
 func (e *Executor) releaseLane(memory int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.releaseLaneLocked(memory)
+}
+
+// endJob ends the job of an item of r whose Run has returned: its lane
+// goes back with the memory it reserved when its cleanup is confirmed,
+// and is quarantined otherwise; an inline run's job is no longer
+// Shutdown's to cancel.
+func (e *Executor) endJob(r *run, confirmed bool, memory int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.inline {
+		delete(e.inline, r)
+	}
+	if confirmed {
+		e.releaseLaneLocked(memory)
+	} else {
+		e.quarantineLocked()
+	}
+}
+
+// releaseLaneLocked returns a lane whose job's cleanup is confirmed, or
+// that started no job, with the memory the job reserved: to the first
+// waiter, or to the free lanes. e.mu is held.
+func (e *Executor) releaseLaneLocked(memory int64) {
 	e.reserved -= memory
 	if front := e.waiters.Front(); front != nil {
 		w := e.waiters.Remove(front).(*waiter)
@@ -79,22 +103,13 @@ func (e *Executor) releaseLane(memory int64) {
 	e.free++
 }
 
-// quarantine retires the lane of a job whose cleanup is not confirmed. Its
-// memory stays reserved: the job may still hold it. When the last lane is
-// retired, waiting items are told at once.
-func (e *Executor) quarantine() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// quarantineLocked retires the lane of a job whose cleanup is not
+// confirmed. Its memory stays reserved: the job may still hold it. When
+// the last lane is retired, waiting items are told at once. e.mu is held.
+func (e *Executor) quarantineLocked() {
 	e.active--
 	e.degraded++
 	if e.degraded == e.lanes {
 		close(e.lost)
 	}
-}
-
-// reserve records the memory limit of a job about to start.
-func (e *Executor) reserve(memory int64) {
-	e.mu.Lock()
-	e.reserved += memory
-	e.mu.Unlock()
 }

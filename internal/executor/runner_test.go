@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,9 @@ type runner struct {
 	released   map[string]bool
 	batches    map[string]map[string]int // principal → batch → running jobs
 	violations []string
+	// inline and onGoroutine count a promptRunner's jobs by where they
+	// ran.
+	inline, onGoroutine int
 }
 
 func newRunner(lanes int) *runner {
@@ -238,6 +242,43 @@ func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, erro
 
 var _ engine.Runner = (*runner)(nil)
 
+// promptEngines makes newFixture's services run on a promptRunner: every
+// one-item batch then runs inline, on Compute's goroutine. TestInline
+// sets it while it runs the suite again; no test runs in parallel.
+var promptEngines bool
+
+// promptRunner is the test runner declared executor.Prompt. It records,
+// for each job, whether Run was called on a goroutine that is inside
+// Compute (an inline run) or on an item goroutine.
+type promptRunner struct{ *runner }
+
+func (p promptRunner) ReturnsAtContextEnd() {}
+
+func (p promptRunner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, error) {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	inline := false
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, "executor.(*Executor).Compute") {
+			inline = true
+		}
+		if !more {
+			break
+		}
+	}
+	p.mu.Lock()
+	if inline {
+		p.inline++
+	} else {
+		p.onGoroutine++
+	}
+	p.mu.Unlock()
+	return p.runner.Run(ctx, job)
+}
+
+var _ executor.Prompt = promptRunner{}
+
 // The test services: alpha (sum, echo, plan with the platform's long
 // budgets), beta (upper), small (tiny: 64 parameter bytes; quick: a 1 ms
 // queue budget) and broken (an unusable policy).
@@ -306,7 +347,11 @@ type fixture struct {
 func newFixture(t *testing.T, lanes int, platform ...policy.Platform) *fixture {
 	t.Helper()
 	r := newRunner(lanes)
-	snap := snapshot(t, r)
+	var eng engine.Runner = r
+	if promptEngines {
+		eng = promptRunner{r}
+	}
+	snap := snapshot(t, eng)
 	cfg := executor.Config{Lanes: lanes, Snapshot: func() *registry.Snapshot { return snap }}
 	if len(platform) > 0 {
 		cfg.Platform = platform[0]

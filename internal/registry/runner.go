@@ -123,4 +123,13 @@ func (r *wasmRunner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, 
 	return out, err
 }
 
-var _ engine.Runner = (*wasmRunner)(nil)
+// ReturnsAtContextEnd marks the WASM engine as executor.Prompt: an item
+// is an in-process instance that the host interrupts when its context
+// ends (docs/host.md), so the executor may run a one-item batch of it on
+// the caller's goroutine.
+func (r *wasmRunner) ReturnsAtContextEnd() {}
+
+var (
+	_ engine.Runner                      = (*wasmRunner)(nil)
+	_ interface{ ReturnsAtContextEnd() } = (*wasmRunner)(nil) // executor.Prompt, which registry cannot import
+)

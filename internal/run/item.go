@@ -153,23 +153,22 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 // result; an error is ctx's own end or a *Refusal of the batch.
 func (a *App) execute(ctx context.Context, o Origin, principal string, it executor.Item, start time.Time) (*executor.ItemResult, error) {
 	items := []executor.Item{it}
-	rctx, cancel := context.WithTimeout(ctx, a.cfg.Executor.BatchRequestTimeout(items))
-	defer cancel()
-	res, err := a.cfg.Executor.Compute(rctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start})
+	deadline := time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
+	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start, Deadline: deadline})
 	if err != nil {
-		return nil, a.batchError(ctx, rctx, err)
+		return nil, a.batchError(ctx, err)
 	}
 	return &res.Results[0], nil
 }
 
 // batchError maps an error of the executor's Compute: ctx's own end (the
-// client left) as it is, the request deadline as Timeout, a batch-level
-// refusal by its code.
-func (a *App) batchError(ctx, rctx context.Context, err error) error {
+// client left) as it is, the request deadline (the batch's Deadline) as
+// Timeout, a batch-level refusal by its code.
+func (a *App) batchError(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
-	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
 		return refuse(Timeout, "The run did not finish within its request deadline.")
 	}
 	var te *toolerr.Error
@@ -264,11 +263,10 @@ func stalePins(svc *registry.Service, it executor.Item) *toolerr.Error {
 // batch-level refusal (the executor's capacity, the request deadline) is
 // a *Refusal.
 func (a *App) Batch(ctx context.Context, o Origin, principal string, items []executor.Item, start time.Time) (*executor.BatchResult, error) {
-	rctx, cancel := context.WithTimeout(ctx, a.cfg.Executor.BatchRequestTimeout(items))
-	defer cancel()
-	res, err := a.cfg.Executor.Compute(rctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start})
+	deadline := time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
+	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start, Deadline: deadline})
 	if err != nil {
-		return nil, a.batchError(ctx, rctx, err)
+		return nil, a.batchError(ctx, err)
 	}
 	for i := range res.Results {
 		r := &res.Results[i]
