@@ -7,7 +7,7 @@ WASM_DIR    ?= wasm
 FUZZTIME    ?= 30s
 BENCHTIME   ?= 1s
 # Packages whose fuzz targets `make fuzz` runs, as package:target pairs.
-FUZZ_TARGETS = ./internal/wire:FuzzDecode ./internal/schema:FuzzCheck ./guest:FuzzFastPath ./host/internal/instrument:FuzzRewrite
+FUZZ_TARGETS = ./internal/wire:FuzzDecode ./internal/schema:FuzzCheck ./internal/schema:FuzzFlat ./guest:FuzzFastPath ./host/internal/instrument:FuzzRewrite
 
 export CGO_ENABLED ?= 0
 

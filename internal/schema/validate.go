@@ -22,6 +22,9 @@ const resourceURL = "toolhost:///schema.json"
 // immutable and safe for concurrent use by multiple goroutines.
 type Validator struct {
 	schema *jsonschema.Schema
+	// flat is the schema's flat check (fast.go), nil when the schema is
+	// not flat.
+	flat *flatSchema
 }
 
 // errNoLoading refuses every reference outside the compiled document.
@@ -57,7 +60,7 @@ func Compile(schema any) (*Validator, error) {
 		}
 		return nil, c.err()
 	}
-	return &Validator{schema: s}, nil
+	return &Validator{schema: s, flat: compileFlat(schema)}, nil
 }
 
 // compile compiles schema. On failure it also returns the locations in
@@ -99,7 +102,14 @@ func compile(schema any) (*jsonschema.Schema, [][]string, error) {
 // names.
 //
 // String lengths count Unicode code points. Numbers may be json.Number.
+//
+// A flat schema (fast.go) is checked by hand first: a document the flat
+// check accepts is valid without running the validator, any other is
+// validated in full.
 func (v *Validator) Validate(doc any, code toolerr.Code) error {
+	if v.flat != nil && v.flat.accepts(doc) {
+		return nil
+	}
 	err := v.schema.Validate(doc)
 	if err == nil {
 		return nil
