@@ -19,6 +19,7 @@ import (
 	"toolhost/internal/engines/netprobe"
 	"toolhost/internal/guard"
 	"toolhost/internal/server"
+	"toolhost/internal/supervisor"
 )
 
 // envOr returns the environment variable name's value, or def.
@@ -48,6 +49,7 @@ func runServe(args []string, stderr io.Writer) error {
 	logFormat := fs.String("log-format", envOr("TOOLHOST_LOG_FORMAT", "text"), "text or json ($TOOLHOST_LOG_FORMAT)")
 	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long shutdown may take in all: requests in flight get it less the cleanup budget (5 s), then what is left is cancelled")
 	drainDelay := fs.Duration("drain-delay", server.DefaultDrainDelay, "how long the listener stays open after /readyz turned 503 at shutdown, for a load balancer to notice; 0 closes it at once")
+	spares := fs.Int("spare-workers", supervisor.DefaultSpares, "how many native workers are kept started ahead of their item, each serving one item and replaced after it (docs/supervisor.md); 0 starts each item's worker when the item comes")
 	guardMode := fs.String("guard", envOr("TOOLHOST_GUARD", "report"), "report or enforce: whether the guard refuses or only logs ($TOOLHOST_GUARD)")
 	var trusted []netip.Prefix
 	addTrusted := func(v string) error {
@@ -80,6 +82,9 @@ func runServe(args []string, stderr io.Writer) error {
 	if *drainDelay < 0 {
 		return fmt.Errorf("%w: --drain-delay is negative", errUsage)
 	}
+	if *spares < 0 {
+		return fmt.Errorf("%w: --spare-workers is negative", errUsage)
+	}
 	mode, err := guard.ParseMode(*guardMode)
 	if err != nil {
 		return fmt.Errorf("%w: --guard: %v", errUsage, err)
@@ -108,7 +113,7 @@ func runServe(args []string, stderr io.Writer) error {
 	defer stop()
 	srv, err := server.New(ctx, server.Config{
 		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
-		Natives: engines.Packages(), Version: version(),
+		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
 		Guard: gc, ProbeAllow: os.Getenv(netprobe.AllowEnv), DrainDelay: *drainDelay,
 	})
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
 	"toolhost/internal/run"
+	"toolhost/internal/supervisor"
 )
 
 // Prefix is where the API is mounted.
@@ -70,6 +71,10 @@ type Config struct {
 	// Metrics is served at /metrics and counts the form gate's refusals;
 	// nil serves and counts nothing.
 	Metrics *metrics.Metrics
+	// NativeWorkers reports the native supervisor's workers for
+	// diagnostics (supervisor.Supervisor.Stats); nil, or a report without
+	// spare workers, leaves them out.
+	NativeWorkers func() supervisor.Stats
 }
 
 // Server is the HTTP surface. Create it with New.

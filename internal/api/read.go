@@ -13,6 +13,7 @@ import (
 	"toolhost/internal/executor"
 	"toolhost/internal/policy"
 	"toolhost/internal/registry"
+	"toolhost/internal/supervisor"
 	"toolhost/internal/toolerr"
 )
 
@@ -32,6 +33,10 @@ type Diagnostics struct {
 	Loading      []LoadingModule       `json:"loading"` // loads in progress (loading.go); like Generation, beyond seed 000
 	Capabilities Capabilities          `json:"capabilities"`
 	Pool         executor.PoolSnapshot `json:"pool"`
+	// NativeWorkers are the supervisor's jobs and spare workers, with the
+	// spares' resident memory beside the pool's (docs/supervisor.md); only
+	// with spare workers on. Beyond seed 000.
+	NativeWorkers *supervisor.Stats `json:"native_workers,omitempty"`
 }
 
 // DiagnosedService is a loaded descriptor with its availability.
@@ -57,6 +62,11 @@ func (s *Server) diagnostics(c *gin.Context) {
 		Loading:      s.loading(time.Now()),
 		Capabilities: s.cfg.Capabilities,
 		Pool:         s.pool(),
+	}
+	if f := s.cfg.NativeWorkers; f != nil {
+		if st := f(); st.Spares > 0 {
+			d.NativeWorkers = &st
+		}
 	}
 	for _, svc := range snap.Services() {
 		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source,

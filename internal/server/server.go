@@ -251,7 +251,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}), metrics.WithInstances(func() metrics.Instances {
 		st := s.runtime.InstanceStats()
 		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}
-	}), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
+	}), metrics.WithSpares(spareStats(s.supervisor)), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
 	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
@@ -291,9 +291,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
 		},
-		RuntimeID: runtimeID(),
-		Version:   cfg.Version,
-		Logger:    cfg.Logger,
+		RuntimeID:     runtimeID(),
+		Version:       cfg.Version,
+		Logger:        cfg.Logger,
+		NativeWorkers: nativeWorkers(s.supervisor),
 	})
 	// The API serves /metrics too (api.Config.Metrics), with HEAD, 405 and
 	// request ids like every route.
@@ -527,6 +528,27 @@ func unavailable(err error) error {
 		return fmt.Errorf("%w: %w", guard.ErrUnavailable, err)
 	}
 	return err
+}
+
+// nativeWorkers is the supervisor's Stats for diagnostics; nil without
+// natives.
+func nativeWorkers(sup *supervisor.Supervisor) func() supervisor.Stats {
+	if sup == nil {
+		return nil
+	}
+	return sup.Stats
+}
+
+// spareStats reads the supervisor's spare workers for /metrics at each
+// scrape; nil without natives.
+func spareStats(sup *supervisor.Supervisor) func() metrics.Spares {
+	if sup == nil {
+		return nil
+	}
+	return func() metrics.Spares {
+		st := sup.Stats()
+		return metrics.Spares{Ready: st.SparesReady, Used: st.SparesUsed, Fresh: st.FreshWorkers, Lost: st.SparesLost}
+	}
 }
 
 // abuseCollectors are the abuse log's counters in /metrics, read at each

@@ -1,34 +1,47 @@
 // Package supervisor runs the items of native tool packages (package
 // native) in worker processes that it owns from spawn to confirmed
-// cleanup: one fresh worker per item, never reused. It is the native
-// engine behind [engine.Runner]; the WASM engine is package wasmtool.
+// cleanup: one worker per item, never reused — a spare started ahead of
+// the item when one is ready, else a fresh one. It is the native engine
+// behind [engine.Runner]; the WASM engine is package wasmtool.
 //
 // A [Supervisor] is made once per server process with [New], which
-// detects the memory mode and reaps the job cgroups a previous run left
-// behind. [Supervisor.Runner] returns the Runner of one package;
-// [Supervisor.Close] kills every running job's process tree and confirms
-// it gone. The worker side is [WorkerMain], the hidden "toolhost worker"
-// entry point of the same binary.
+// detects the memory mode, reaps the job cgroups a previous run left
+// behind and starts Config.Spares spare workers. [Supervisor.Runner]
+// returns the Runner of one package; [Supervisor.Stats] counts jobs and
+// spares; [Supervisor.Close] kills every running job's process tree and
+// every spare and confirms them gone. The worker side is [WorkerMain],
+// the hidden "toolhost worker" entry point of the same binary.
 //
 // # Protocol
 //
 // The supervisor starts the worker (by default /proc/self/exe worker) in a
 // new session (setsid: its pid is its process group and session id), with
 // stdin and stdout on /dev/null, stderr on a pipe the supervisor keeps the
-// head of for its log, the environment variable [EnvExecutionID], and two
-// pipes: fd 3, which the worker reads (the ACK and the job), and fd 4,
-// which it writes (the ready and result frames). Then:
+// head of for its log, the environment variable [EnvWorkerID] (a random
+// id of this worker: a spare is started before its item exists, so the
+// environment never holds an execution id), and two pipes: fd 3, which
+// the worker reads (the ACK and the job), and fd 4, which it writes (the
+// ready and result frames). The worker decodes its own packages'
+// declarations and compiles their schemas. Then:
 //
-//  1. The worker sends its ready frame: protocol version, execution id,
-//     pid, process group id and start time (field 22 of /proc/self/stat).
-//  2. The supervisor checks every field against the kernel: the execution
-//     id is the job's, the pid is its own unreaped child's, the process
-//     group is the pid, /proc/<pid>/stat shows the supervisor as parent,
-//     the pid as group and session, and the start time it read itself at
-//     spawn. A reused pid cannot pass: its start time differs.
-//  3. The supervisor places the worker in the job's cgroup (cgroup modes)
-//     and starts the memory monitor; only then does it write the ACK, the
-//     single byte 0x00, followed by the job frame.
+//  1. The worker sends its ready frame: protocol version ([Protocol], 2),
+//     worker id, pid, process group id and start time (field 22 of
+//     /proc/self/stat).
+//  2. The supervisor checks every field against the kernel: the worker
+//     id is the one it gave, the pid is its own unreaped child's, the
+//     process group is the pid, /proc/<pid>/stat shows the supervisor as
+//     parent, the pid as group and session, and the start time it read
+//     itself at spawn. A reused pid cannot pass: its start time differs.
+//     A spare is verified here and then waits, blocked on its read of the
+//     ACK, until an item takes it (see Spare workers).
+//  3. The hand-off: in the cgroup modes the supervisor makes the job's
+//     cgroup with the job's memory limit and places the worker in it (a
+//     spare waits in a job cgroup of its own already, placed there after
+//     its ready frame under [SpareMemoryLimitBytes]: the job's limit
+//     replaces that one and the peak and failure counts are reset), and
+//     starts the memory monitor; only then does it write the ACK, the
+//     single byte 0x00, followed by the job frame, in one write. The job
+//     frame is where the worker learns the execution id.
 //  4. The worker re-checks the identity pins (tool code, contract version,
 //     implementation version, schema fingerprint) against its own decoding
 //     of the package declarations (version_mismatch), bounds and validates
@@ -54,7 +67,7 @@
 // frame by its length and never waits for the end of the stream, so a
 // descendant that keeps fd 4 open cannot hold it.
 //
-//	ready  (≤ 1 KiB)  {"frame":"ready","protocol":1,"execution_id":…,"pid":…,"pgid":…,"start_time":…}
+//	ready  (≤ 1 KiB)  {"frame":"ready","protocol":2,"worker_id":…,"pid":…,"pgid":…,"start_time":…}
 //	job    (≤ 16 MiB) {"frame":"job","execution_id":…,"package":…,"tool_code":…,
 //	                   "contract_version":…,"implementation_version":…,"schema_fingerprint":…,
 //	                   "operation":…,"policy":{…effective policy…},
@@ -65,7 +78,8 @@
 //
 // Deadlines are absolute CLOCK_MONOTONIC readings in nanoseconds, one
 // clock for every process of the host. The parameters and the result are
-// embedded verbatim. A phase the worker did not reach is null.
+// embedded verbatim. A phase the worker did not reach is null. The result
+// frame names the job frame's execution id, which the supervisor checks.
 //
 // The supervisor trusts the result frame no more than the worker: it
 // decodes the result strictly, validates it against its own copy of the
@@ -80,7 +94,8 @@
 // Garbage, an oversized frame, a refused ready frame, or a worker that ends
 // without a result frame (exit, signal, panic) is worker_crashed, logged
 // with the worker's exit status and stderr. The hard deadline, with or
-// without a ready frame (the hard budget includes startup), is
+// without a ready frame (the hard budget includes startup, from the
+// item's start: the spawn of a fresh worker, the hand-off of a spare), is
 // execution_timeout. A memory breach is memory_limit. A context cancelled
 // for another reason than its deadline (the client left, the executor or
 // the supervisor shut down) is service_unavailable. None of them is ever
@@ -133,6 +148,35 @@
 // while the group is signalled); reads the memory counters; removes the
 // job cgroup. Anything unconfirmed is cleanup_failed, on which the
 // executor quarantines the lane; Close then reports ErrUnconfirmed.
+//
+// # Spare workers
+//
+// With Config.Spares = n the supervisor keeps n spares: workers spawned
+// and verified through step 2, each placed in a job cgroup of its own, so
+// that an item does not wait for a process and a Go runtime to start, nor
+// for the cgroup move. A spare is handed exactly one item, then cleaned
+// up like any worker; its replacement is started in the background after
+// that item's cleanup (one spare at a time, never on an item's path). An
+// item that finds no spare ready starts a fresh worker as above.
+//
+// An idle spare is watched through its pidfd: one that exits (killed
+// from outside) is taken out, cleaned up and replaced. When an item takes
+// a spare, the supervisor checks it again — not exited, not exiting,
+// stopped or a zombie in /proc/<pid>/stat, and no signal pending in
+// /proc/<pid>/status, where a kill(2) that has returned stays until the
+// process handles it — and takes the next one, or a fresh worker, when it
+// fails; a spare found dead at the hand-off, before its ACK (the ACK
+// write fails with EPIPE), never saw the job, which is then given to a
+// fresh worker. A kill that lands after the ACK is a worker killed during
+// its item, as it would be for a fresh one: worker_crashed.
+//
+// Spares count in [Supervisor.Stats]: how many are ready and starting,
+// started, replaced, used, lost and failed, the items that started a
+// fresh worker, and the spares' resident memory. The memory their Go
+// runtime allocated before their ready frame is charged to the server's
+// cgroup, as a fresh worker's is; what they allocate after it, to their
+// job cgroup. Close stops the replacements and reaps every spare, ready or
+// starting, and confirms it gone.
 //
 // Ownership is not a sandbox: the supervisor manages the lifetime of
 // packaged, trusted plugin work and caps its memory. It does not isolate

@@ -186,7 +186,7 @@ func (w *worker) crashed(what string, err error) error {
 	return toolerr.New(toolerr.WorkerCrashed)
 }
 
-// verify checks the ready frame against the kernel: the execution, the
+// verify checks the ready frame against the kernel: the worker id, the
 // pid of the supervisor's own child, a process group and session of its
 // own, and its start time, so that no other process (a reused pid) is
 // ever taken for the worker.

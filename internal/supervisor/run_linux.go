@@ -154,7 +154,7 @@ func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job 
 		}
 	}
 	if w == nil {
-		s.spares.fresh()
+		s.freshWorkers.Add(1)
 		w = s.newWorker()
 		w.assign(pkgName, svc, job, began)
 		if err := w.spawn(); err != nil {

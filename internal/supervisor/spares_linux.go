@@ -63,7 +63,7 @@ type sparePool struct {
 
 // spareCounts are the pool's counters since New.
 type spareCounts struct {
-	started, used, replaced, lost, failed, fresh uint64
+	started, used, replaced, lost, failed uint64
 }
 
 // newSparePool starts a pool of want spares: its filler starts them one
@@ -267,16 +267,6 @@ func (p *sparePool) take() *worker {
 	}
 }
 
-// fresh counts an item that started a fresh worker.
-func (p *sparePool) fresh() {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	p.counts.fresh++
-	p.mu.Unlock()
-}
-
 // lostAtHandOff counts a spare that died between take and its ACK, and
 // starts its replacement.
 func (p *sparePool) lostAtHandOff() {
@@ -302,7 +292,7 @@ func (p *sparePool) stats(st *Stats) {
 	st.SparesStarting = p.starting
 	c := p.counts
 	st.SparesStarted, st.SparesUsed, st.SparesReplaced = c.started, c.used, c.replaced
-	st.SparesLost, st.SparesFailed, st.FreshWorkers = c.lost, c.failed, c.fresh
+	st.SparesLost, st.SparesFailed = c.lost, c.failed
 	for _, w := range p.ready {
 		if ps, err := readStat(w.pid); err == nil && ps.StartTime == w.self.StartTime {
 			st.SpareMemoryBytes += ps.RSSPages * p.s.sys.pageSize

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"toolhost/internal/engine"
@@ -142,6 +143,8 @@ type Supervisor struct {
 	mode   string
 	sys    *host      // the platform's machinery; nil when no job can run
 	spares *sparePool // nil without spares
+	// freshWorkers counts the items that started a fresh worker.
+	freshWorkers atomic.Uint64
 
 	mu          sync.Mutex
 	closed      bool
@@ -221,6 +224,7 @@ func (s *Supervisor) Stats() Stats {
 	s.mu.Lock()
 	st.Jobs = s.active
 	s.mu.Unlock()
+	st.FreshWorkers = s.freshWorkers.Load()
 	s.spares.stats(&st)
 	return st
 }
