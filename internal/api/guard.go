@@ -17,15 +17,29 @@ import (
 // an active account (authenticate); the tools, jobs and legacy routes take
 // every tier (resolveCaller).
 
-// originKey is where the middlewares leave the request's run.Origin.
+// originKey is where the middlewares leave the request's run.Origin for a
+// request that did not come through the Handler (a test's engine); one
+// that did keeps it in its requestState.
 const originKey = "toolhost.origin"
 
 // origin returns the request's resolved origin; the anonymous zero Origin
 // when no middleware resolved it.
 func origin(c *gin.Context) run.Origin {
+	if st := stateOfRequest(c); st != nil {
+		return st.origin
+	}
 	v, _ := c.Get(originKey)
 	o, _ := v.(run.Origin)
 	return o
+}
+
+// setOrigin keeps the request's resolved origin for origin.
+func setOrigin(c *gin.Context, o run.Origin) {
+	if st := stateOfRequest(c); st != nil {
+		st.origin = o
+		return
+	}
+	c.Set(originKey, o)
 }
 
 // resolveCaller resolves the caller of the tools, jobs and legacy routes:
@@ -39,7 +53,7 @@ func (s *Server) resolveCaller(c *gin.Context) {
 		s.toolsRefusal(c, err)
 		return
 	}
-	c.Set(originKey, o)
+	setOrigin(c, o)
 	c.Next()
 }
 
@@ -59,7 +73,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		unauthorized(c)
 		return
 	}
-	c.Set(originKey, o)
+	setOrigin(c, o)
 	c.Next()
 }
 

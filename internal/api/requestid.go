@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"toolhost/internal/run"
 )
 
 // HTTP hygiene on every answer of the Handler, gin's routes and its 404s
@@ -36,22 +38,43 @@ const MaxRequestIDBytes = 128
 // unregistered URN namespace.
 const InstancePrefix = "tag:toolhost.dev,2026:request:"
 
-// requestIDKey is the request context key of the request id.
-type requestIDKey struct{}
+// requestStateKey is the request context key of the request's state.
+type requestStateKey struct{}
 
-// headKey marks the context of a HEAD request served by its GET route.
-type headKey struct{}
+// requestState is what the Handler and the middlewares know of one
+// request, in one value of its context (one allocation, where a value per
+// fact and gin's Keys map cost several): its id, whether it is a HEAD
+// served by its GET route, and the origin the middlewares resolved. Only
+// the request's own goroutine uses it.
+type requestState struct {
+	id     string
+	head   bool
+	origin run.Origin
+}
+
+// stateOf returns the state of a request that came through the Handler,
+// nil for any other.
+func stateOf(ctx context.Context) *requestState {
+	st, _ := ctx.Value(requestStateKey{}).(*requestState)
+	return st
+}
+
+// stateOfRequest is stateOf c's request; nil for a context without one.
+func stateOfRequest(c *gin.Context) *requestState {
+	if c.Request == nil {
+		return nil
+	}
+	return stateOf(c.Request.Context())
+}
 
 // RequestID returns the request id of c's request: the one a trusted
 // proxy sent, or the one the Handler generated. It is "" only for a
 // context that did not come through the Handler.
 func RequestID(c *gin.Context) string {
-	return requestIDOf(c.Request.Context())
-}
-
-func requestIDOf(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if st := stateOfRequest(c); st != nil {
+		return st.id
+	}
+	return ""
 }
 
 // instance is the problem documents' instance of a request id; "" when
@@ -109,17 +132,18 @@ func (s *Server) requestIDFor(r *http.Request) string {
 // serveHTTP is the Handler: it gives the request its id, echoes it, and
 // serves HEAD through the GET routes.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	id := s.requestIDFor(r)
-	w.Header().Set(RequestIDHeader, id)
-	ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+	st := &requestState{id: s.requestIDFor(r)}
+	w.Header().Set(RequestIDHeader, st.id)
+	ctx := context.WithValue(r.Context(), requestStateKey{}, st)
 	if r.Method != http.MethodHead {
 		s.engine.ServeHTTP(w, r.WithContext(ctx))
 		return
 	}
 	// HEAD is the GET route's answer without its body. The request the
-	// routes see says GET (the HEAD mark is in its context, for the access
+	// routes see says GET (the HEAD mark is in its state, for the access
 	// log); net/http still holds the HEAD request and sends no body.
-	ctx, cancel := context.WithCancel(context.WithValue(ctx, headKey{}, true))
+	st.head = true
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hw := &headWriter{w: w, cancel: cancel}
 	get := r.WithContext(ctx)
@@ -131,7 +155,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // method is the method the client sent: HEAD for a HEAD request served by
 // its GET route.
 func method(c *gin.Context) string {
-	if head, _ := c.Request.Context().Value(headKey{}).(bool); head {
+	if st := stateOfRequest(c); st != nil && st.head {
 		return http.MethodHead
 	}
 	return c.Request.Method

@@ -29,6 +29,7 @@ const fieldOperation = "operation"
 // It returns only once the item owns no job, so that its caller may
 // release the item's admission credit.
 func (e *Executor) runItem(r *run, it Item) ItemResult {
+	arena := new(msArena)
 	res := ItemResult{
 		CorrelationID:         it.CorrelationID,
 		ToolCode:              it.ToolCode,
@@ -39,7 +40,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	fail := func(err *toolerr.Error) ItemResult {
 		res.Status = StatusError
 		res.Error = err
-		res.Metrics.TotalMS = millis(time.Since(r.admitted))
+		res.Metrics.TotalMS = arena.millis(time.Since(r.admitted))
 		return res
 	}
 
@@ -73,7 +74,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		return fail(terr)
 	}
 	laneStart := time.Now()
-	res.Metrics.QueueWaitMS = millis(laneStart.Sub(r.admitted))
+	res.Metrics.QueueWaitMS = arena.millis(laneStart.Sub(r.admitted))
 	if e.halted(r) {
 		// The lane came as the item was cancelled: no job was started, so
 		// the lane goes back at once.
@@ -98,20 +99,20 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	}
 
 	if out := end.out; out != nil {
-		res.Metrics.StartupMS = phase(out.Phases.Startup)
-		res.Metrics.InputValidationMS = phase(out.Phases.InputValidation)
-		res.Metrics.ComputeMS = phase(out.Phases.Compute)
-		res.Metrics.OutputValidationMS = phase(out.Phases.OutputValidation)
-		res.Metrics.SerializationMS = phase(out.Phases.Serialization)
+		res.Metrics.StartupMS = arena.phase(out.Phases.Startup)
+		res.Metrics.InputValidationMS = arena.phase(out.Phases.InputValidation)
+		res.Metrics.ComputeMS = arena.phase(out.Phases.Compute)
+		res.Metrics.OutputValidationMS = arena.phase(out.Phases.OutputValidation)
+		res.Metrics.SerializationMS = arena.phase(out.Phases.Serialization)
 		res.Resources = Resources{Memory: out.Memory, FuelUsed: out.FuelUsed}
 	}
 	// Execution runs from lane acquisition until cleanup begins: when the
 	// engine observed its cleanup, that is the end of Run less the cleanup.
 	if end.out != nil && end.out.Phases.Cleanup != nil && *end.out.Phases.Cleanup <= elapsed {
-		res.Metrics.CleanupMS = phase(end.out.Phases.Cleanup)
+		res.Metrics.CleanupMS = arena.phase(end.out.Phases.Cleanup)
 		elapsed -= *end.out.Phases.Cleanup
 	}
-	res.Metrics.ExecutionMS = millis(elapsed)
+	res.Metrics.ExecutionMS = arena.millis(elapsed)
 	if end.err != nil {
 		var te *toolerr.Error
 		if errors.As(end.err, &te) {
@@ -132,7 +133,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	}
 	res.Status = StatusSuccess
 	res.Result = json.RawMessage(end.out.Result)
-	res.Metrics.TotalMS = millis(time.Since(r.admitted))
+	res.Metrics.TotalMS = arena.millis(time.Since(r.admitted))
 	return res
 }
 

@@ -119,6 +119,32 @@ func millis(d time.Duration) *float64 {
 	return &ms
 }
 
+// msArena holds the measured durations of one item: its metrics point
+// into one allocation rather than one each. An item has at most nine.
+type msArena struct {
+	v [9]float64
+	n int
+}
+
+// millis is [millis] from the arena (from the heap once it is full).
+func (a *msArena) millis(d time.Duration) *float64 {
+	if a.n == len(a.v) {
+		return millis(d)
+	}
+	p := &a.v[a.n]
+	a.n++
+	*p = float64(d) / float64(time.Millisecond)
+	return p
+}
+
+// phase is [phase] from the arena.
+func (a *msArena) phase(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	return a.millis(*d)
+}
+
 // phase returns a measured engine phase in milliseconds, or nil.
 func phase(d *time.Duration) *float64 {
 	if d == nil {

@@ -135,6 +135,10 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 		class = g.cfg.Quotas.DefaultClass
 	}
 	ad := &admission{d: Decision{Class: class, Column: column}, enforce: g.cfg.Mode == Enforce}
+	// A quota and a throttle give at most two fields of each kind: their
+	// slices start in the admission's own array (one allocation less
+	// each; an append past two would move them to the heap).
+	ad.d.Limits.Policy, ad.d.Limits.Limit = ad.fields[0:0:2], ad.fields[2:2:4]
 
 	if err := g.cfg.Challenge.Check(ctx, c, req); err != nil {
 		if ad.refuse(ReasonChallenge, 0) {
@@ -216,6 +220,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 // admission accumulates one Admit call.
 type admission struct {
 	d       Decision
+	fields  [4]string // the backing array of d.Limits
 	enforce bool
 	undo    []func() // semaphore releases
 	taken   []func() // bucket undos
