@@ -16,6 +16,18 @@
 // after [Executor.Shutdown], when every lane is quarantined, or before a
 // registry snapshot is published. A refused batch runs nothing.
 //
+// A batch with [Batch.Wait] that finds the process's pending items full is
+// not refused: it waits, in arrival order, until credit freed by ending
+// items is handed to it (a batch is admitted under the lock that releases
+// the credit, so no later arrival overtakes it), and gives up with
+// queue_timeout once the platform's queue_timeout_ms from its arrival has
+// passed (its items' lane wait counts from that arrival too, so a run
+// waits one queue budget in all), with its context or request deadline,
+// or with service_unavailable at Shutdown. At most
+// Config.AdmissionWaiters batches wait; past them it is refused with
+// queue_full as any batch. Per-principal limits are checked at arrival and
+// again at the grant, never waited for.
+//
 // # Items
 //
 // Each admitted item runs in its own goroutine, resolved in the snapshot

@@ -48,7 +48,18 @@ type Config struct {
 	// Logger receives quarantine and engine-contract warnings; nil
 	// discards them. Nothing submitted or computed is ever logged.
 	Logger *slog.Logger
+	// AdmissionWaiters bounds the batches that wait for the process's
+	// pending items at once ([Batch.Wait]); 0 means
+	// DefaultAdmissionWaiters, a negative value lets none wait.
+	AdmissionWaiters int
 }
+
+// DefaultAdmissionWaiters is how many batches may wait for the process's
+// pending items at once: twice the guard's concurrency of one app caller
+// (32), so that a burst of that size from two callers is served in order
+// rather than refused. A waiting batch costs its caller's goroutine and
+// its decoded parameters (at most max_parameter_bytes each).
+const DefaultAdmissionWaiters = 64
 
 // Batch is one compute request as the executor sees it.
 type Batch struct {
@@ -69,6 +80,17 @@ type Batch struct {
 	// here rather than as a context, a one-item batch run inline needs no
 	// context of its own for it.
 	Deadline time.Time
+	// Wait makes a batch that would take the process past its pending
+	// items wait for them, first come first served, instead of being
+	// refused at once: until its items' credit is free, the platform's
+	// queue budget from its arrival passes (queue_timeout), Deadline
+	// passes or ctx ends. At most Config.AdmissionWaiters batches wait;
+	// past them a batch is refused with queue_full as without Wait. The
+	// per-principal limits are never waited for. The surfaces whose
+	// callers the guard bounds by tier set it (the run route, jobs, the
+	// command line); the seed-000 compute route keeps the spec's
+	// immediate refusal.
+	Wait bool
 }
 
 // Item is one calculation: the caller's identity pins and parameters.
@@ -145,6 +167,8 @@ type Executor struct {
 	active     int           // lanes held by an item
 	degraded   int           // lanes quarantined after unconfirmed cleanup
 	waiters    list.List     // of *waiter, first come first served
+	admitting  list.List     // of *admitWaiter, first come first served
+	maxAdmit   int           // bound of admitting
 	lost       chan struct{} // closed when every lane is quarantined
 	pending    int
 	principals map[string]*principal
@@ -155,6 +179,18 @@ type Executor struct {
 	// runs, which Shutdown calls: an inline run has no context of its own
 	// that Shutdown's could end.
 	inline map[*run]context.CancelFunc
+}
+
+// admitWaiter is a batch waiting for the process's pending items
+// ([Batch.Wait]). Credit freed while batches wait is handed to the first
+// that fits (granted, ready closed), so batches are admitted in arrival
+// order.
+type admitWaiter struct {
+	n         int
+	principal string
+	ready     chan struct{}
+	granted   bool           // guarded by Executor.mu
+	refusal   *toolerr.Error // the principal's refusal found at the grant
 }
 
 // principal is one principal's admitted work.
@@ -190,6 +226,13 @@ func New(cfg Config) (*Executor, error) {
 	if cfg.Snapshot == nil {
 		return nil, fmt.Errorf("%w: no snapshot source", ErrConfig)
 	}
+	maxAdmit := cfg.AdmissionWaiters
+	switch {
+	case maxAdmit == 0:
+		maxAdmit = DefaultAdmissionWaiters
+	case maxAdmit < 0:
+		maxAdmit = 0
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -203,6 +246,7 @@ func New(cfg Config) (*Executor, error) {
 		stop:       stop,
 		stopAll:    stopAll,
 		free:       lanes,
+		maxAdmit:   maxAdmit,
 		lost:       make(chan struct{}),
 		principals: make(map[string]*principal),
 		inline:     make(map[*run]context.CancelFunc),
@@ -220,6 +264,7 @@ func (e *Executor) Pool() PoolSnapshot {
 		Degraded:  e.degraded,
 		Queued:    e.waiters.Len(),
 		Pending:   e.pending,
+		Waiting:   e.admitting.Len(),
 		Completed: e.completed,
 		Failed:    e.failed,
 		Resources: PoolResources{
@@ -306,6 +351,9 @@ type run struct {
 	snap      *registry.Snapshot
 	principal string
 	admitted  time.Time
+	// arrived is when Compute was called: admitted, or earlier when the
+	// batch waited for its credit; its items' queue budget runs from it.
+	arrived time.Time
 	// deadline is the batch's request deadline for an inline run (zero:
 	// none), which is not in its context; a batch run on goroutines has
 	// it in ctx.
@@ -423,39 +471,46 @@ func (e *Executor) result(b Batch, r *run) *BatchResult {
 
 // admit decides the whole batch at once and, when it is accepted, takes
 // its credit: process and principal pending items, and a principal batch
-// slot. An inline run gets no context of its own and keeps the caller's
-// items: they do not outlive Compute.
+// slot; a batch with Wait may first wait for the process's credit
+// (awaitCredit). An inline run gets no context of its own and keeps the
+// caller's items: they do not outlive Compute.
 func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error) {
+	arrived := time.Now()
 	snap := e.snapshot()
 	n := len(b.Items)
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	switch {
 	case !e.availableLocked() || snap == nil:
+		e.mu.Unlock()
 		return nil, toolerr.New(toolerr.ServiceUnavailable)
-	case n < policy.MinBatchItems || n > e.platform.MaxBatchItems,
-		e.pending+n > e.platform.MaxPendingItemsPerProcess:
+	case n < policy.MinBatchItems || n > e.platform.MaxBatchItems:
+		e.mu.Unlock()
 		return nil, toolerr.New(toolerr.QueueFull)
 	}
-	if b.Principal != "" {
-		p := e.principals[b.Principal]
-		if p == nil {
-			p = &principal{}
+	if e.pending+n <= e.platform.MaxPendingItemsPerProcess && (!b.Wait || e.admitting.Len() == 0) {
+		refusal := e.creditLocked(b.Principal, n)
+		e.mu.Unlock()
+		if refusal != nil {
+			return nil, refusal
 		}
-		if p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal {
+	} else {
+		if !b.Wait || e.admitting.Len() >= e.maxAdmit || n > e.platform.MaxPendingItemsPerProcess || e.principalFullLocked(b.Principal, n) {
+			e.mu.Unlock()
 			return nil, toolerr.New(toolerr.QueueFull)
 		}
-		e.principals[b.Principal] = p
-		p.batches++
-		p.pending += n
+		w := &admitWaiter{n: n, principal: b.Principal, ready: make(chan struct{})}
+		el := e.admitting.PushBack(w)
+		e.mu.Unlock()
+		if err := e.awaitCredit(ctx, b, w, el, arrived); err != nil {
+			return nil, err
+		}
 	}
-	e.pending += n
-	e.live += n
 
 	r := &run{
 		snap:      snap,
 		principal: b.Principal,
 		admitted:  time.Now(),
+		arrived:   arrived,
 		results:   make([]ItemResult, n),
 		remaining: n,
 	}
@@ -467,6 +522,97 @@ func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error
 	r.ctx, r.cancel, r.items, r.done = rctx, cancel, cloneItems(b.Items), make(chan struct{})
 	r.stop = context.AfterFunc(e.stop, func() { cancel(errClosing) })
 	return r, nil
+}
+
+// principalFullLocked reports whether principal's limits refuse n more
+// items now. e.mu is held.
+func (e *Executor) principalFullLocked(key string, n int) bool {
+	p := e.principals[key]
+	return key != "" && p != nil &&
+		(p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal)
+}
+
+// creditLocked takes the credit of a batch of n items that fits the
+// process's pending items, unless the limits of its principal (key)
+// refuse it (queue_full). e.mu is held.
+func (e *Executor) creditLocked(key string, n int) *toolerr.Error {
+	if key != "" {
+		if e.principalFullLocked(key, n) || n > e.platform.MaxPendingItemsPerPrincipal {
+			return toolerr.New(toolerr.QueueFull)
+		}
+		p := e.principals[key]
+		if p == nil {
+			p = &principal{}
+			e.principals[key] = p
+		}
+		p.batches++
+		p.pending += n
+	}
+	e.pending += n
+	e.live += n
+	return nil
+}
+
+// awaitCredit waits for w's credit (see [Batch.Wait]): nil once it was
+// granted, else queue_timeout when the platform's queue budget from
+// arrived passed first, queue_full when the principal's limits refused
+// it at the grant, service_unavailable at Shutdown or when every lane is
+// quarantined, or an error wrapping ctx's end or the request deadline's.
+// Credit granted as the wait ended is kept, as a lane is in acquire: the
+// run then notices the end itself.
+func (e *Executor) awaitCredit(ctx context.Context, b Batch, w *admitWaiter, el *list.Element, arrived time.Time) error {
+	deadline := arrived.Add(time.Duration(e.platform.QueueTimeoutMS) * time.Millisecond)
+	request := !b.Deadline.IsZero() && b.Deadline.Before(deadline)
+	if request {
+		deadline = b.Deadline
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var err error
+	select {
+	case <-w.ready:
+	case <-timer.C:
+		err = toolerr.New(toolerr.QueueTimeout)
+		if request {
+			err = fmt.Errorf("computing batch: %w", context.DeadlineExceeded)
+		}
+	case <-ctx.Done():
+		err = fmt.Errorf("computing batch: %w", ctx.Err())
+	case <-e.stop.Done():
+		err = toolerr.New(toolerr.ServiceUnavailable)
+	case <-e.lost:
+		err = toolerr.New(toolerr.ServiceUnavailable)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case w.granted && w.refusal != nil:
+		return w.refusal
+	case w.granted:
+		return nil
+	}
+	e.admitting.Remove(el)
+	e.grantLocked() // the batches behind w may fit where w did not
+	return err
+}
+
+// grantLocked hands the process's free pending items to the waiting
+// batches that fit, in arrival order, stopping at the first that does
+// not. e.mu is held.
+func (e *Executor) grantLocked() {
+	if !e.availableLocked() {
+		return // the waiters are told by Shutdown or the last quarantine
+	}
+	for f := e.admitting.Front(); f != nil; f = e.admitting.Front() {
+		w := f.Value.(*admitWaiter)
+		if e.pending+w.n > e.platform.MaxPendingItemsPerProcess {
+			return
+		}
+		e.admitting.Remove(f)
+		w.granted = true
+		w.refusal = e.creditLocked(w.principal, w.n)
+		close(w.ready)
+	}
 }
 
 // cloneItems copies items and their parameters: items may outlive
@@ -506,6 +652,9 @@ func (e *Executor) settle(r *run, success bool) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.pending--
+	if e.admitting.Len() > 0 {
+		defer e.grantLocked() // after the principal's counts below
+	}
 	e.completed++
 	if !success {
 		e.failed++

@@ -66,7 +66,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	if e.halted(r) {
 		return fail(e.cancelled(r))
 	}
-	queueDeadline := r.admitted.Add(ms(eff.QueueTimeoutMS))
+	queueDeadline := r.arrived.Add(ms(eff.QueueTimeoutMS))
 	if r.inline && !r.deadline.IsZero() && r.deadline.Before(queueDeadline) {
 		queueDeadline = r.deadline // a batch on goroutines has it in its context
 	}

@@ -95,6 +95,9 @@ type PoolSnapshot struct {
 	Queued int `json:"queued"`
 	// Pending items hold admission credit: admitted and not yet finished.
 	Pending int `json:"pending"`
+	// Waiting batches wait for that credit ([Batch.Wait]): not admitted
+	// yet, not counted in Pending.
+	Waiting int `json:"waiting"`
 	// Completed counts every admitted item that reached a terminal state,
 	// cancellation included; Failed is the subset without a platform
 	// success. Both start at zero with the executor.

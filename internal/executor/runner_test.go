@@ -346,16 +346,24 @@ type fixture struct {
 // shuts the executor down.
 func newFixture(t *testing.T, lanes int, platform ...policy.Platform) *fixture {
 	t.Helper()
-	r := newRunner(lanes)
+	cfg := executor.Config{Lanes: lanes}
+	if len(platform) > 0 {
+		cfg.Platform = platform[0]
+	}
+	return newFixtureConfig(t, cfg)
+}
+
+// newFixtureConfig is newFixture for an executor configured by cfg, whose
+// Snapshot it sets.
+func newFixtureConfig(t *testing.T, cfg executor.Config) *fixture {
+	t.Helper()
+	r := newRunner(cfg.Lanes)
 	var eng engine.Runner = r
 	if promptEngines {
 		eng = promptRunner{r}
 	}
 	snap := snapshot(t, eng)
-	cfg := executor.Config{Lanes: lanes, Snapshot: func() *registry.Snapshot { return snap }}
-	if len(platform) > 0 {
-		cfg.Platform = platform[0]
-	}
+	cfg.Snapshot = func() *registry.Snapshot { return snap }
 	e, err := executor.New(cfg)
 	if err != nil {
 		t.Fatalf("New() = %v", err)

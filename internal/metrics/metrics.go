@@ -51,6 +51,8 @@ type Lanes struct {
 	Degraded int
 	// Queued items wait for a lane.
 	Queued int
+	// Waiting batches wait for admission (executor.Batch.Wait).
+	Waiting int
 }
 
 // Option configures [New].
@@ -172,10 +174,11 @@ var (
 	activeDesc   = prometheus.NewDesc("toolhost_executor_lanes_active", "Executor lanes running an item.", nil, nil)
 	degradedDesc = prometheus.NewDesc("toolhost_executor_lanes_degraded", "Executor lanes quarantined after an unconfirmed cleanup.", nil, nil)
 	queuedDesc   = prometheus.NewDesc("toolhost_executor_queued_items", "Items waiting for an executor lane.", nil, nil)
+	waitingDesc  = prometheus.NewDesc("toolhost_executor_waiting_batches", "Batches waiting for the executor's pending items (the run route's admission wait).", nil, nil)
 )
 
 // laneCollector reports one snapshot of the lanes per scrape, so that the
-// four gauges agree with each other.
+// five gauges agree with each other.
 type laneCollector struct{ fn func() Lanes }
 
 func (c laneCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -183,6 +186,7 @@ func (c laneCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- activeDesc
 	ch <- degradedDesc
 	ch <- queuedDesc
+	ch <- waitingDesc
 }
 
 func (c laneCollector) Collect(ch chan<- prometheus.Metric) {
@@ -191,4 +195,5 @@ func (c laneCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(activeDesc, prometheus.GaugeValue, float64(l.Active))
 	ch <- prometheus.MustNewConstMetric(degradedDesc, prometheus.GaugeValue, float64(l.Degraded))
 	ch <- prometheus.MustNewConstMetric(queuedDesc, prometheus.GaugeValue, float64(l.Queued))
+	ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(l.Waiting))
 }

@@ -37,7 +37,7 @@ func scrape(t *testing.T, m *Metrics) string {
 
 func TestExposition(t *testing.T) {
 	var mu sync.Mutex
-	lanes := Lanes{Lanes: 4, Active: 3, Degraded: 1, Queued: 7}
+	lanes := Lanes{Lanes: 4, Active: 3, Degraded: 1, Queued: 7, Waiting: 3}
 	m := New(WithLanes(func() Lanes {
 		mu.Lock()
 		defer mu.Unlock()
@@ -77,6 +77,7 @@ func TestExposition(t *testing.T) {
 		{name: "active", line: `toolhost_executor_lanes_active 3`},
 		{name: "degraded", line: `toolhost_executor_lanes_degraded 1`},
 		{name: "queued", line: `toolhost_executor_queued_items 7`},
+		{name: "waiting", line: `toolhost_executor_waiting_batches 3`},
 		{name: "gauge type", line: `# TYPE toolhost_executor_lanes_active gauge`},
 		{name: "counter type", line: `# TYPE toolhost_runs_total counter`},
 		{name: "go runtime", line: `# TYPE go_goroutines gauge`},

@@ -150,11 +150,14 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 
 // execute runs one item through the executor under its request deadline,
 // without per-principal limits unless principal is set, and returns its
-// result; an error is ctx's own end or a *Refusal of the batch.
+// result; an error is ctx's own end or a *Refusal of the batch. When the
+// process's pending items are full the item waits for them, within the
+// queue budget (executor.Batch.Wait): its callers are bounded by the
+// guard's concurrency, so a burst up to it is served, not refused.
 func (a *App) execute(ctx context.Context, o Origin, principal string, it executor.Item, start time.Time) (*executor.ItemResult, error) {
 	items := []executor.Item{it}
 	deadline := time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
-	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start, Deadline: deadline})
+	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start, Deadline: deadline, Wait: true})
 	if err != nil {
 		return nil, a.batchError(ctx, err)
 	}

@@ -237,9 +237,11 @@ func TestRunRouteConcurrentCaller(t *testing.T) {
 // TestRunRouteProcessCapacity: the executor's process capacity still
 // refuses what it cannot hold — every admitted, unfinished item counts
 // against max_pending_items_per_process, the running ones (one per lane)
-// and the queued ones — with 429 and a Retry-After, on the run route as
-// tools.run.overloaded and on the compute route as queue_full, whoever the
-// caller; the capacity comes back when the runs end.
+// and the queued ones; a run beyond them waits for their end, up to the
+// bound of waiting runs — past which it is refused with 429 and a
+// Retry-After, on the run route as tools.run.overloaded, whoever the
+// caller; the compute route refuses at once, as queue_full. The waiting
+// run is served when the capacity comes back.
 func TestRunRouteProcessCapacity(t *testing.T) {
 	p := policy.DefaultPlatform()
 	p.WorkerLanes, p.MaxPendingItemsPerProcess = 1, 2
@@ -259,6 +261,7 @@ func TestRunRouteProcessCapacity(t *testing.T) {
 	r := startConfigured(t, modules, false, func(c *server.Config) {
 		c.Platform = p
 		c.Guard = server.GuardConfig{Mode: guard.Enforce}
+		c.AdmissionWaiters = 1
 	})
 	ctx := context.Background()
 	app, err := r.srv.Accounts().CreateAppToken(ctx, "acme", nil, false)
@@ -275,6 +278,16 @@ func TestRunRouteProcessCapacity(t *testing.T) {
 	if pl := r.pool(); pl.Active != p.WorkerLanes {
 		t.Errorf("pool %+v, want %d active", pl, p.WorkerLanes)
 	}
+	type answer struct {
+		status int
+		body   []byte
+	}
+	waiter := make(chan answer, 1)
+	go func() {
+		status, _, body := r.send("POST", "/api/v1/tools/hash/run", cred{bearer: app}, []byte(hashRun))
+		waiter <- answer{status, body}
+	}()
+	eventually(t, "a run waits for the capacity", func() bool { return r.pool().Waiting == 1 })
 
 	// The run route, for the same caller and for others.
 	for _, c := range []struct {
@@ -319,10 +332,22 @@ func TestRunRouteProcessCapacity(t *testing.T) {
 		}
 	}
 
+	if pl := r.pool(); pl.Waiting != 1 {
+		t.Errorf("pool after the refusals %+v, want the one run waiting", pl)
+	}
+
 	release(hs)
+	select {
+	case a := <-waiter:
+		if d := checkRunDoc(t, "the run that waited", a.body); a.status != http.StatusOK || d.Status != "succeeded" {
+			t.Errorf("the run that waited: %d %s", a.status, a.body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiting run was not served once the capacity came back")
+	}
 	eventually(t, "the held runs release their capacity", func() bool {
 		p := r.pool()
-		return p.Pending == 0 && p.Active == 0
+		return p.Pending == 0 && p.Active == 0 && p.Waiting == 0
 	})
 	status, _, body = r.send("POST", "/api/v1/tools/hash/run", cred{bearer: app}, []byte(hashRun))
 	if d := checkRunDoc(t, "run after the release", body); status != http.StatusOK || d.Status != "succeeded" {

@@ -59,6 +59,11 @@ type Config struct {
 	CacheDir string
 	// Platform is the platform policy; zero means policy.DefaultPlatform().
 	Platform policy.Platform
+	// AdmissionWaiters bounds the runs that wait for the executor's
+	// pending items rather than being refused at once (the run route,
+	// jobs; executor.Config.AdmissionWaiters): 0 means
+	// executor.DefaultAdmissionWaiters, negative none.
+	AdmissionWaiters int
 	// Rescan and Settle tune the live tools folder (registry.Config).
 	Rescan, Settle time.Duration
 	// Loading bounds how the tools folder's modules load and how long New
@@ -238,6 +243,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	memoryMode := tools.MemoryMode()
 	if s.executor, err = executor.New(executor.Config{
 		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Logger: cfg.Logger,
+		AdmissionWaiters: cfg.AdmissionWaiters,
 	}); err != nil {
 		return nil, err
 	}
@@ -247,7 +253,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.metrics = metrics.New(metrics.WithLanes(func() metrics.Lanes {
 		p := s.executor.Pool()
-		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued}
+		return metrics.Lanes{Lanes: p.Lanes, Active: p.Active, Degraded: p.Degraded, Queued: p.Queued, Waiting: p.Waiting}
 	}), metrics.WithInstances(func() metrics.Instances {
 		st := s.runtime.InstanceStats()
 		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}

@@ -557,6 +557,7 @@ type pool struct {
 	Available bool `json:"available"`
 	Active    int  `json:"active"`
 	Pending   int  `json:"pending"`
+	Waiting   int  `json:"waiting"`
 	Degraded  int  `json:"degraded"`
 	Completed int  `json:"completed"`
 	Failed    int  `json:"failed"`
