@@ -159,6 +159,23 @@ func TestOpenLoop(t *testing.T) {
 	}
 }
 
+// TestOpenLoopUnreadable: an answer the minimal client cannot read (a
+// chunked body) counts as no answer, never as a 2xx.
+func TestOpenLoopUnreadable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("{}"))
+		w.(http.Flusher).Flush() // no Content-Length: chunked
+	}))
+	t.Cleanup(srv.Close)
+	o, err := openLoop(context.Background(), openLoopConfig{url: srv.URL, body: []byte(`{}`), rate: 100, duration: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.recorded != 20 || o.failed != 20 || o.ok != 0 {
+		t.Errorf("recorded %d, failed %d, ok %d; want 20 failed", o.recorded, o.failed, o.ok)
+	}
+}
+
 // TestOpenLoopWarmup checks that requests due in the warm-up are sent but
 // not recorded.
 func TestOpenLoopWarmup(t *testing.T) {

@@ -156,11 +156,17 @@ func run(ctx context.Context, c config) (err error) {
 		if rate <= 0 {
 			rate = peak / 2
 		}
-		o, err := b.openLoop(ctx, th, rate)
-		if err != nil {
-			return err
+		// Every server at the same rate, Toolhost first: the peers' rows
+		// are the floor that the generator and the machine allow.
+		var rows []openLoopRow
+		for _, s := range servers {
+			o, err := b.openLoop(ctx, s, rate)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, openLoopRow{s.label, o})
 		}
-		printOpenLoop(os.Stdout, peak, o)
+		printOpenLoop(os.Stdout, peak, rows)
 	}
 	if warn, errs := th.proc.logLevels(); warn+errs > 0 {
 		fmt.Printf("\ntoolhost logged %d warnings and %d errors during the run (-keep keeps its log)\n", warn, errs)

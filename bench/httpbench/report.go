@@ -182,20 +182,32 @@ func printCompute(w io.Writer, c config, rs []computeResult, s sideBySide) {
 	}
 }
 
-// printOpenLoop prints step 3.
-func printOpenLoop(w io.Writer, peak float64, o openLoopResult) {
-	fmt.Fprintf(w, "\nRun route open-loop at %.0f req/s (half the median peak %.0f 2xx/s) for %s, latency from each request's due time:\n\n", o.rate, peak, o.duration)
-	fmt.Fprintln(w, "| offered | due | 2xx | non-2xx | no answer | not sent | p50 | p90 | p99 | p99.9 | max | send lag p99 |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-	d := func(p float64) string { return fmt.Sprintf("%.2f ms", float64(percentile(o.lat, p))/1e6) }
-	maxLat := "—"
-	if len(o.lat) > 0 {
-		maxLat = fmt.Sprintf("%.2f ms", float64(o.lat[len(o.lat)-1])/1e6)
+// openLoopRow is one server's open-loop run.
+type openLoopRow struct {
+	label string
+	o     openLoopResult
+}
+
+// printOpenLoop prints step 3: one row per server, all at the same rate
+// (half Toolhost's peak).
+func printOpenLoop(w io.Writer, peak float64, rows []openLoopRow) {
+	if len(rows) == 0 {
+		return
 	}
-	fmt.Fprintf(w, "| %.0f/s | %d | %d | %d | %d | %d | %s | %s | **%s** | %s | %s | %.2f ms |\n",
-		o.rate, o.recorded, o.ok, o.non2xx, o.failed, o.dropped, d(50), d(90), d(99), d(99.9), maxLat,
-		float64(percentile(o.lag, 99))/1e6)
-	fmt.Fprintf(w, "CPU: server %.0f %%, generator (this process) %.0f %%, other %.0f %% (of one core)\n",
-		o.serverCPU, o.generatorCPU, max(0, o.machineCPU-o.serverCPU-o.generatorCPU))
-	fmt.Fprintln(w, "(percentiles over the 2xx answers; \"send lag\" is how late the generator itself sent a request after it was due, already inside the latencies)")
+	o0 := rows[0].o
+	fmt.Fprintf(w, "\nRun route open-loop at %.0f req/s (half Toolhost's median peak %.0f 2xx/s) for %s, each server in turn, latency from each request's due time:\n\n", o0.rate, peak, o0.duration)
+	fmt.Fprintln(w, "| server | due | 2xx | non-2xx | no answer | not sent | p50 | p90 | p99 | p99.9 | max | send lag p99 | CPU server / generator / other |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range rows {
+		o := r.o
+		d := func(p float64) string { return fmt.Sprintf("%.2f ms", float64(percentile(o.lat, p))/1e6) }
+		maxLat := "—"
+		if len(o.lat) > 0 {
+			maxLat = fmt.Sprintf("%.2f ms", float64(o.lat[len(o.lat)-1])/1e6)
+		}
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %s | %s | **%s** | %s | %s | %.2f ms | %.0f / %.0f / %.0f %% |\n",
+			r.label, o.recorded, o.ok, o.non2xx, o.failed, o.dropped, d(50), d(90), d(99), d(99.9), maxLat,
+			float64(percentile(o.lag, 99))/1e6, o.serverCPU, o.generatorCPU, max(0, o.machineCPU-o.serverCPU-o.generatorCPU))
+	}
+	fmt.Fprintln(w, "(percentiles over the 2xx answers; \"send lag\" is how late the generator itself sent a request after it was due, already inside the latencies; CPU in % of one core, \"other\" the machine's CPU used by neither)")
 }
