@@ -12,11 +12,11 @@ import (
 // map[string]any, numbers as json.Number): it is not encoded and decoded
 // again, so that a request body is decoded once on its way in.
 func ValidateDocument(name string, doc any) error {
-	c, ok := registry[name]
+	v, ok := validator(name)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownContract, name)
 	}
-	err := c.validator.Validate(doc, toolerr.InvalidOutput)
+	err := v.Validate(doc, toolerr.InvalidOutput)
 	var te *toolerr.Error
 	if errors.As(err, &te) {
 		return &Error{Contract: name, Issues: te.Issues, IssueCount: te.IssueCount}

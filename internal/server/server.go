@@ -30,6 +30,7 @@ import (
 	"toolhost/internal/abuse"
 	"toolhost/internal/api"
 	"toolhost/internal/auth"
+	"toolhost/internal/contracts"
 	"toolhost/internal/engine"
 	"toolhost/internal/engines/netprobe"
 	"toolhost/internal/executor"
@@ -207,6 +208,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Platform == (policy.Platform{}) {
 		cfg.Platform = policy.DefaultPlatform()
 	}
+	// The API's contracts compile while the store opens and the tools
+	// load, not in the first request that validates one.
+	go contracts.Precompile()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

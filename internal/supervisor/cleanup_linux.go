@@ -25,8 +25,9 @@ func (w *worker) cleanupBudget() time.Duration {
 // the process group and every process of the job, a grace period, then
 // SIGKILL to everything (the cgroup frozen first where possible); then it
 // waits until nothing of the job is left, reaps the worker, reads the
-// cgroup's memory counters and removes it. It runs after every outcome.
-// It reports whether memory was breached and the peak.
+// cgroup's memory counters and, once the cgroup is confirmed empty, has
+// it removed in the background (Supervisor.removeEmpty). It runs after
+// every outcome. It reports whether memory was breached and the peak.
 func (w *worker) cleanup() (breached bool, peak *int64, err error) {
 	defer w.release()
 	budget := w.cleanupBudget()
@@ -61,9 +62,10 @@ func (w *worker) cleanup() (breached bool, peak *int64, err error) {
 		if n, ok := w.cg.peak(); ok {
 			peak = &n
 		}
-		if err := w.cg.remove(deadline); err != nil {
-			return breached, peak, err
+		if pids, err := w.cg.procs(); err != nil || len(pids) > 0 {
+			return breached, peak, fmt.Errorf("the job cgroup is not confirmed empty: %d processes, %v", len(pids), err)
 		}
+		w.s.removeEmpty(w.cg, w.cleanupBudget())
 	} else if w.sampled {
 		n := w.peakSampled
 		peak = &n
@@ -225,4 +227,21 @@ func (w *worker) exitText() string {
 	default:
 		return fmt.Sprintf("exit status %d", w.status.ExitStatus())
 	}
+}
+
+// removeEmpty removes the directories of a job cgroup that cleanup
+// confirmed empty, in the background: removing it in every hierarchy
+// takes ≈ 0.35 ms on cgroup v1 here, which the item need not wait for —
+// its process tree is confirmed gone, and nothing of the job is left in
+// the cgroup to charge or kill. Close waits for every removal before it
+// removes this process's cgroups; a removal that fails is logged and
+// counted (Stats.CgroupRemovalsFailed), and the directory is left to
+// Close or to the next start's reaping.
+func (s *Supervisor) removeEmpty(cg jobGroup, budget time.Duration) {
+	s.removing.Go(func() {
+		if err := cg.remove(time.Now().Add(budget)); err != nil {
+			s.removeFailures.Add(1)
+			s.log.Warn("supervisor: removing an emptied job cgroup", "error", err)
+		}
+	})
 }

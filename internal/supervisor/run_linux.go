@@ -63,6 +63,9 @@ type worker struct {
 	// there to the ACK.
 	began time.Time
 	spare bool
+	// ahead marks a worker started as a spare, before any item: its
+	// environment says so (EnvSpare).
+	ahead bool
 
 	spawned time.Time
 	proc    *os.Process

@@ -159,6 +159,7 @@ func (p *sparePool) fill() {
 // failed one.
 func (p *sparePool) start() (*worker, error) {
 	w := p.s.newWorker()
+	w.ahead = true
 	if err := w.spawn(); err != nil {
 		return nil, fmt.Errorf("starting a spare worker: %w", err)
 	}

@@ -20,8 +20,9 @@ import (
 // workerEnv lists the server's environment variables a worker inherits.
 var workerEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ"}
 
-// env returns the environment of the worker with id.
-func (s *Supervisor) env(workerID string) []string {
+// env returns the environment of the worker with id, started as a spare
+// when ahead.
+func (s *Supervisor) env(workerID string, ahead bool) []string {
 	var env []string
 	for _, k := range workerEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -29,6 +30,9 @@ func (s *Supervisor) env(workerID string) []string {
 		}
 	}
 	env = append(env, s.cfg.Env...)
+	if ahead {
+		env = append(env, EnvSpare+"=1")
+	}
 	return append(env, EnvWorkerID+"="+workerID)
 }
 
@@ -76,7 +80,7 @@ func (w *worker) spawn() (err error) {
 	argv := append([]string{os.Args[0]}, w.s.cfg.Args...)
 	w.spawned = time.Now()
 	p, err := os.StartProcess(exe, argv, &os.ProcAttr{
-		Env:   w.s.env(w.id),
+		Env:   w.s.env(w.id, w.ahead),
 		Files: []*os.File{devnull, devnull, stderrW, jobR, resultW},
 		Sys: &syscall.SysProcAttr{
 			Setsid: true,

@@ -145,6 +145,10 @@ type Supervisor struct {
 	spares *sparePool // nil without spares
 	// freshWorkers counts the items that started a fresh worker.
 	freshWorkers atomic.Uint64
+	// removing tracks the removals of emptied job cgroups (removeEmpty);
+	// removeFailures counts those that failed.
+	removing       sync.WaitGroup
+	removeFailures atomic.Uint64
 
 	mu          sync.Mutex
 	closed      bool
@@ -215,6 +219,10 @@ type Stats struct {
 	// from /proc now. They are charged to the server's own cgroup until an
 	// item takes one into its job cgroup.
 	SpareMemoryBytes int64 `json:"spare_memory_bytes"`
+	// CgroupRemovalsFailed counts the emptied job cgroups whose removal
+	// failed (they hold no process; Close, or the next start, removes
+	// them).
+	CgroupRemovalsFailed uint64 `json:"cgroup_removals_failed"`
 }
 
 // Stats returns the supervisor's counters. It is safe to call at any
@@ -225,6 +233,7 @@ func (s *Supervisor) Stats() Stats {
 	st.Jobs = s.active
 	s.mu.Unlock()
 	st.FreshWorkers = s.freshWorkers.Load()
+	st.CgroupRemovalsFailed = s.removeFailures.Load()
 	s.spares.stats(&st)
 	return st
 }
@@ -263,6 +272,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	if sparesErr != nil {
 		return sparesErr
 	}
+	s.removing.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.released {

@@ -266,6 +266,10 @@ func cgroupEmpty(t *testing.T, s *Supervisor) {
 	if s.sys == nil || s.sys.cg == nil {
 		return
 	}
+	s.removing.Wait() // the emptied job cgroups are removed in the background
+	if n := s.Stats().CgroupRemovalsFailed; n > 0 {
+		t.Errorf("%d job cgroup removals failed", n)
+	}
 	var dirs []string
 	switch cg := s.sys.cg.(type) {
 	case *v1Host:

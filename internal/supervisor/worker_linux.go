@@ -70,6 +70,8 @@ func workerSetup(pkgs []*native.Package) (workerIO, error) {
 	unix.CloseOnExec(jobFD)
 	unix.CloseOnExec(resultFD)
 	os.Unsetenv(EnvWorkerID)
+	spare := os.Getenv(EnvSpare) == "1"
+	os.Unsetenv(EnvSpare)
 	// Orphaned descendants are re-parented to the worker instead of init,
 	// so that the supervisor still finds them by their parent.
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -80,6 +82,7 @@ func workerSetup(pkgs []*native.Package) (workerIO, error) {
 		self:      self.identity(),
 		pgid:      self.PGID,
 		services:  decodeServices(pkgs),
+		spare:     spare,
 		monotonic: monotonicNS,
 	}, nil
 }
