@@ -59,10 +59,12 @@ bench: wasm
 ## unsandboxed gin peer and (when node and npm are installed) an Express
 ## peer, each driven by the same wrk in BENCH_HTTP_ROUNDS alternating rounds
 ## of BENCH_HTTP_SECONDS; then the compute route and the run route open-loop
-## at half its peak (bench/README.md, docs/performance.md "HTTP"). Needs wrk;
-## CI does not run it.
+## at half its peak for BENCH_HTTP_OPEN_SECONDS, each server in turn
+## (bench/README.md, docs/performance.md "HTTP"). Needs wrk; CI does not
+## run it.
 BENCH_HTTP_SECONDS ?= 5
 BENCH_HTTP_ROUNDS  ?= 3
+BENCH_HTTP_OPEN_SECONDS ?= 15
 bench-http: build wasm
 	@command -v wrk >/dev/null 2>&1 || { echo "bench-http needs wrk: apt-get install wrk (Debian)"; exit 1; }
 	$(GO) build -trimpath -o bin/bench-peer ./bench/peer
@@ -70,7 +72,7 @@ bench-http: build wasm
 	@if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then \
 		echo "npm ci in bench/express"; (cd bench/express && npm ci --no-audit --no-fund --silent) || exit 1; \
 	else echo "node or npm is not installed: the Express peer is skipped"; fi
-	bin/httpbench -toolhost $(BIN) -peer bin/bench-peer -express bench/express -tools-dir $(WASM_DIR) -seconds $(BENCH_HTTP_SECONDS) -rounds $(BENCH_HTTP_ROUNDS)
+	bin/httpbench -toolhost $(BIN) -peer bin/bench-peer -express bench/express -tools-dir $(WASM_DIR) -seconds $(BENCH_HTTP_SECONDS) -rounds $(BENCH_HTTP_ROUNDS) -open-seconds $(BENCH_HTTP_OPEN_SECONDS)
 
 ## bench-overload: the overload benchmark over a real server on loopback:
 ## the run and compute routes' peak, then open-loop for
