@@ -115,6 +115,7 @@ func runServe(args []string, stderr io.Writer) error {
 		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
 		Guard: gc, ProbeAllow: os.Getenv(netprobe.AllowEnv), DrainDelay: *drainDelay,
+		Loading: server.LoadingConfig{Background: true},
 	})
 	if err != nil {
 		return err

@@ -55,6 +55,10 @@ type Config struct {
 	// (registry.Registry.Loading), for diagnostics and /readyz; nil lists
 	// none.
 	Loading func() []registry.Load
+	// Started is closed once the tools folder's first scan is loaded
+	// (registry.Registry.Started); until then /readyz answers 503
+	// "starting". nil is started.
+	Started <-chan struct{}
 	// Jobs is the jobs subsystem of the jobs routes and of job tools'
 	// runs; nil refuses them as unavailable.
 	Jobs *jobs.Service
@@ -166,8 +170,19 @@ func (s *Server) ready(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "draining"})
 		return
 	}
-	// Loads in progress are reported, never a reason to be unready: the
-	// process listens first and publishes modules as they load.
+	// The process listens before its tools folder is loaded: it is not
+	// ready until the modules of the first scan are published (or failed).
+	// Later loads (a module dropped into the folder) are reported, never a
+	// reason to be unready.
+	if s.cfg.Started != nil {
+		select {
+		case <-s.cfg.Started:
+		default:
+			tc, _ := s.toolsCheck()
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "starting", "checks": gin.H{"tools": tc}})
+			return
+		}
+	}
 	checks := gin.H{}
 	if tc, ok := s.toolsCheck(); ok {
 		checks["tools"] = tc

@@ -281,6 +281,46 @@ func TestOpenDoesNotWaitForSlowLoads(t *testing.T) {
 	})
 }
 
+// Started is closed once the loads Open left running have ended and the
+// snapshot with their outcomes is published — a load refused at its
+// deadline included — and at once when Open waited for every load.
+func TestStarted(t *testing.T) {
+	dir := t.TempDir()
+	settled(t, dir, "loop.wasm", testmodule.WAT(t, "image_loop"))
+	settled(t, dir, "ping.wasm", pingWASM(t))
+	cfg, _ := boundedConfig(t, dir, wasmtool.Config{ImageTimeout: 3 * time.Second})
+	cfg.LoadWait = time.Nanosecond // return at once, as serve does
+	r := open(t, cfg)
+	select {
+	case <-r.Started():
+		t.Fatalf("started before the first scan's loads ended: %+v", r.Loading())
+	default:
+	}
+	select {
+	case <-r.Started():
+	case <-time.After(60 * time.Second):
+		t.Fatalf("never started: loads %+v", r.Loading())
+	}
+	s := r.Snapshot()
+	if _, ok := s.Service("ping"); !ok {
+		t.Errorf("started without ping published")
+	}
+	if !slices.ContainsFunc(s.Failures(), func(f registry.Failure) bool { return f.File == "loop.wasm" }) {
+		t.Errorf("started without the hostile module's refusal published: %+v", s.Failures())
+	}
+
+	quick := t.TempDir()
+	settled(t, quick, "ping.wasm", pingWASM(t))
+	cfg, _ = boundedConfig(t, quick, wasmtool.Config{})
+	cfg.LoadWait = 0 // wait for every load
+	r = open(t, cfg)
+	select {
+	case <-r.Started():
+	default:
+		t.Error("Open waited for every load, yet the registry is not started")
+	}
+}
+
 // Close returns within its context while a load is stuck, and the load's
 // work ends after it.
 func TestCloseDuringStuckLoad(t *testing.T) {

@@ -381,6 +381,10 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 		if !j.stale && r.loading[j.name] == j {
 			delete(r.loading, j.name)
 		}
+		if !j.stale {
+			delete(r.starting, j.name)
+			r.checkStarted()
+		}
 		return
 	}
 	delete(r.loading, j.name)
@@ -428,6 +432,7 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 	if old != nil && old.mod != nil && old.mod != e.mod {
 		r.retiring = append(r.retiring, old.mod)
 	}
+	delete(r.starting, j.name)
 	if r.waiters == 0 {
 		r.publish()
 	}

@@ -30,8 +30,14 @@ type Registry struct {
 	retiring   []*module               // replaced or removed, retired once the next snapshot is out
 	closed     bool
 	loading    map[string]*loadJob // by file name: the load running for its current stamp
-	waiters    int                 // discoveries waiting for loads; loads that end meanwhile leave publishing to them
-	warned     map[string]string   // by file name: the last warning logged, so that it is logged once
+	// starting holds the files whose loads the first discovery left
+	// running; started is closed once none is left and the snapshot with
+	// their outcomes is published (Started).
+	starting  map[string]bool
+	started   chan struct{}
+	isStarted bool
+	waiters   int               // discoveries waiting for loads; loads that end meanwhile leave publishing to them
+	warned    map[string]string // by file name: the last warning logged, so that it is logged once
 
 	// loadCtx ends the loads when the registry closes; jobs counts the
 	// load goroutines; slots bounds the loads holding file bytes; kick
@@ -87,6 +93,7 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		warned:  map[string]string{},
 		slots:   make(chan struct{}, runtime.GOMAXPROCS(0)),
 		kick:    make(chan struct{}, 1),
+		started: make(chan struct{}),
 	}
 	r.loadCtx, r.loadStop = context.WithCancel(context.Background())
 	for _, b := range cfg.Builtins {
@@ -96,12 +103,40 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		r.Close(context.Background())
 		return nil, err
 	}
+	r.mu.Lock()
+	r.starting = make(map[string]bool, len(r.loading))
+	for name := range r.loading {
+		r.starting[name] = true
+	}
+	r.checkStarted()
+	r.mu.Unlock()
 	if cfg.Dir != "" && !cfg.Static {
 		wctx, stop := context.WithCancel(context.Background())
 		r.stop, r.done = stop, make(chan struct{})
 		go r.watch(wctx)
 	}
 	return r, nil
+}
+
+// Started returns a channel closed once the loads that Open left running
+// (LoadWait passed before they ended) have all ended — loaded, failed or
+// abandoned at a phase deadline — and the snapshot holding their outcomes
+// is published; at once when Open waited for every load; and at Close. A process that
+// listens before its tools folder is loaded reports itself ready then
+// (/readyz).
+func (r *Registry) Started() <-chan struct{} { return r.started }
+
+// checkStarted closes started once the first discovery's loads are all
+// recorded and published. r.mu is held.
+func (r *Registry) checkStarted() {
+	if r.isStarted || r.starting == nil || len(r.starting) > 0 || r.dirty {
+		return
+	}
+	r.isStarted = true
+	close(r.started)
+	if r.generation > 1 {
+		r.log.Info("registry: the tools folder's first scan is loaded", "generation", r.generation)
+	}
 }
 
 // Snapshot returns the current snapshot. It never returns nil on a
@@ -137,6 +172,10 @@ func (r *Registry) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if !r.closed {
 		r.closed = true
+		if !r.isStarted { // nothing will load any more: no one waits for it
+			r.isStarted = true
+			close(r.started)
+		}
 		r.loadStop()
 		for _, j := range r.loading {
 			j.supersede()
@@ -270,6 +309,7 @@ func (r *Registry) discover(ctx context.Context, wait, retryFailed bool) (*Snaps
 // they changed, then retires the modules the new generation dropped.
 // r.mu is held.
 func (r *Registry) publish() {
+	defer r.checkStarted()
 	if !r.dirty {
 		return
 	}

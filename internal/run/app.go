@@ -35,6 +35,10 @@ type Config struct {
 	Platform policy.Platform
 	// Snapshot returns the live registry generation. Required.
 	Snapshot func() *registry.Snapshot
+	// Started is closed once the tools folder's first scan is published
+	// (registry.Registry.Started); until then a job type no tool declares
+	// yet is waited for, not refused (ResolveJob). nil is started.
+	Started <-chan struct{}
 	// Executor runs items. Required.
 	Executor Executor
 	// Guard admits runs; nil makes one with the defaults (report mode, no

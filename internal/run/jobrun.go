@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -34,13 +35,32 @@ import (
 // remains fails with unknown_tool too (runJob): either way, its tool left
 // the catalogue. Runs are not Retryable: a tool run is not known to be
 // safe to repeat after a crash.
+//
+// While the first scan of the tools folder still loads (a server that
+// listens first), a type no published tool declares yet may belong to a
+// module still loading: ResolveJob waits for the scan to end (each load
+// ends by its phase deadlines) before it answers, so that a job queued
+// before a restart is not failed for its module being late.
 func (a *App) ResolveJob(jobType string) (jobs.Handler, bool) {
-	for _, t := range a.cfg.Snapshot().JobTypes() {
-		if t == jobType {
-			return jobs.Handler{Run: a.runJob}, true
+	if a.declares(jobType) {
+		return jobs.Handler{Run: a.runJob}, true
+	}
+	if a.cfg.Started != nil {
+		select {
+		case <-a.cfg.Started:
+		default:
+			<-a.cfg.Started
+			if a.declares(jobType) {
+				return jobs.Handler{Run: a.runJob}, true
+			}
 		}
 	}
 	return jobs.Handler{}, false
+}
+
+// declares reports whether a tool of the live snapshot declares jobType.
+func (a *App) declares(jobType string) bool {
+	return slices.Contains(a.cfg.Snapshot().JobTypes(), jobType)
 }
 
 // runJob runs one job of a job tool. The tool still speaks in parameters

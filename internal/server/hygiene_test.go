@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"toolhost/internal/api"
 	"toolhost/internal/server"
+	"toolhost/internal/testmodule"
 )
 
 // HTTP hygiene on the composed server (issue 12, item 6): /readyz turns
@@ -196,5 +198,47 @@ func TestHeadOnJobRoutes(t *testing.T) {
 	resp, _, err := freshGet(t, "POST", r.url+"/metrics", "")
 	if err != nil || resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST /metrics: %v %v", err, resp)
+	}
+}
+
+// A server that loads its tools folder in the background (as serve does)
+// answers /healthz at once and /readyz 503 "starting", naming the loads
+// still running, until the first scan's modules are published or refused;
+// then /readyz is 200 and the tools run.
+func TestReadyAfterTheFirstScan(t *testing.T) {
+	modules := bundled(t)
+	modules["loop.wasm"] = testmodule.WAT(t, "image_loop") // refused at its 2 s image deadline
+	r := startConfigured(t, modules, false, func(c *server.Config) {
+		c.Loading = server.LoadingConfig{Background: true, Image: 2 * time.Second}
+	})
+	if status, _, _ := r.do("GET", "/healthz", "", nil); status != http.StatusOK {
+		t.Fatalf("/healthz while loading: %d", status)
+	}
+	status, _, body := r.do("GET", "/readyz", "", nil)
+	var doc struct {
+		Status string `json:"status"`
+		Checks struct {
+			Tools struct {
+				Loading int `json:"loading"`
+			} `json:"tools"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || status != http.StatusServiceUnavailable || doc.Status != "starting" || doc.Checks.Tools.Loading == 0 {
+		t.Fatalf("/readyz while the first scan loads: %d %s", status, body)
+	}
+	eventually(t, "/readyz turns 200", func() bool {
+		status, _, _ := r.do("GET", "/readyz", "", nil)
+		return status == http.StatusOK
+	})
+	status, _, body = r.send("POST", "/api/v1/tools/hash/run", cred{bearer: r.token}, []byte(hashRun))
+	if d := checkRunDoc(t, "a run once ready", body); status != http.StatusOK || d.Status != "succeeded" {
+		t.Errorf("a run once ready: %d %s", status, body)
+	}
+	refused := false
+	for _, f := range r.diagnostics().Failures {
+		refused = refused || strings.HasSuffix(f.File, "loop.wasm")
+	}
+	if !refused {
+		t.Errorf("ready without the refused module in the diagnostics: %+v", r.diagnostics().Failures)
 	}
 }

@@ -116,6 +116,13 @@ type LoadingConfig struct {
 	// load ends", which would hold the listener for as long as the
 	// slowest phase deadline.
 	Wait time.Duration
+	// Background makes New wait for no load at all, whatever Wait says:
+	// it returns once the store is open and the folder scanned, the
+	// modules are published as each loads, and /readyz answers 503
+	// "starting" until the first scan's have all loaded or failed
+	// (registry.Registry.Started). `toolhost serve` sets it, so that it
+	// listens at once.
+	Background bool
 	// BatchWait is how long a rescan of the live folder waits for its
 	// loads before publishing what is ready (registry.Config).
 	BatchWait time.Duration
@@ -230,7 +237,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The tool side — runtime, loader, supervisor, builtins, registry — is
 	// composed as the command line composes it (OpenTools).
 	ld := cfg.Loading
-	if ld.Wait <= 0 {
+	switch {
+	case ld.Background:
+		ld.Wait = time.Nanosecond // the registry's LoadWait: 0 would wait for every load
+	case ld.Wait <= 0:
 		ld.Wait = DefaultLoadWait
 	}
 	tools, err := OpenTools(ctx, ToolsConfig{
@@ -274,7 +284,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if s.run, err = run.New(run.Config{
-		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Executor: s.executor, Guard: s.guard,
+		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Started: s.registry.Started(), Executor: s.executor, Guard: s.guard,
 		Credentials: credentials{s.accounts}, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
@@ -297,6 +307,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		OwnerKey: ownerKey(key),
 		Executor: s.executor,
 		Loading:  s.registry.Loading,
+		Started:  s.registry.Started(),
 		Capabilities: api.Capabilities{
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
