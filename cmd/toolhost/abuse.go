@@ -55,8 +55,8 @@ func runAbuse(args []string, stdout io.Writer) error {
 	var df dataFlags
 	df.register(fs)
 	sinceFlag := fs.String("since", "", "a duration back from now (90m, 24h, 7d) or an RFC 3339 time")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
-		return fmt.Errorf("%w: abuse list takes [--since DURATION|RFC3339] [--data-dir DIR]", errUsage)
+	if err := parseFlags(fs, args[1:]); err != nil || fs.NArg() != 0 {
+		return usageOr(err, fmt.Errorf("%w: abuse list takes [--since DURATION|RFC3339] [--data-dir DIR]", errUsage))
 	}
 	now := time.Now()
 	var since time.Time

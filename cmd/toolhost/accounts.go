@@ -85,8 +85,8 @@ func runToken(args []string, stdout io.Writer) error {
 	sandbox := fs.Bool("sandbox", false, "make an app's sandbox token (small allowances)")
 	var caps capabilityFlags
 	fs.Var(&caps, "capability", "grant a capability to this token (repeatable): "+strings.Join(auth.Capabilities(), ", "))
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || (*user == "") == (*app == "") {
-		return fmt.Errorf("%w: token create takes --user NAME or --app NAME", errUsage)
+	if err := parseFlags(fs, args[1:]); err != nil || fs.NArg() != 0 || (*user == "") == (*app == "") {
+		return usageOr(err, fmt.Errorf("%w: token create takes --user NAME or --app NAME", errUsage))
 	}
 	if *sandbox && *app == "" {
 		return fmt.Errorf("%w: --sandbox is for app tokens (--app NAME)", errUsage)
@@ -151,7 +151,7 @@ func runDisable(kind string, args []string, disable, enable func(*auth.Accounts,
 	df.register(fs)
 	positional, err := parseWithPositional(fs, args[1:])
 	if err != nil || len(positional) != 1 {
-		return fmt.Errorf("%w: %s %s takes one NAME", errUsage, kind, verb)
+		return usageOr(err, fmt.Errorf("%w: %s %s takes one NAME", errUsage, kind, verb))
 	}
 	name := positional[0]
 	ctx := context.Background()

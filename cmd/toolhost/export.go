@@ -24,8 +24,8 @@ func runExport(args []string, stdout io.Writer) error {
 	var tf toolFlags
 	tf.register(fs)
 	out := fs.String("out", "dist", "the folder to write tools.json and openapi.json into")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fmt.Errorf("%w: export takes flags only", errUsage)
+	if err := parseFlags(fs, args); err != nil || fs.NArg() > 0 {
+		return usageOr(err, fmt.Errorf("%w: export takes flags only", errUsage))
 	}
 	ctx := context.Background()
 	reg, closeReg, err := openRegistry(ctx, tf, policy.DefaultPlatform(), quietLog())

@@ -15,6 +15,7 @@
 //	toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]  the abuse log, one JSON row a line
 //	toolhost export [--out DIR]                                 the tools manifest and the OpenAPI document, as files
 //	toolhost version                                           the build's version
+//	toolhost COMMAND --help                                    the command's flags, defaults and environment variables (exit 0)
 //
 // Every command writes canonical JSON to stdout, except serve, which logs to
 // stderr, token create, which prints the bare token (shown once), and user
@@ -25,9 +26,11 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"toolhost/internal/engines"
 	"toolhost/internal/supervisor"
@@ -36,8 +39,66 @@ import (
 // errUsage is returned when the command line is malformed.
 var errUsage = errors.New("usage")
 
+// helpRequest is returned by a command given -h, -help or --help: run
+// prints the command's usage lines and every flag of fs, with its
+// default (and its environment variable, which a flag's usage names), to
+// stdout and exits 0.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested" }
+
+// print writes the usage lines of command and the flags.
+func (h *helpRequest) print(w io.Writer, command string) {
+	fmt.Fprintln(w, "usage:")
+	inCommand := false
+	for _, line := range strings.Split(usage, "\n") {
+		switch {
+		case strings.HasPrefix(line, "  toolhost "+command+" ") || line == "  toolhost "+command:
+			fmt.Fprintln(w, line)
+			inCommand = true
+		case inCommand && strings.HasPrefix(line, "        "): // a continued line
+			fmt.Fprintln(w, line)
+		default:
+			inCommand = false
+		}
+	}
+	n := 0
+	h.fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nflags:")
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
+}
+
+// isHelpFlag reports whether arg asks for help.
+func isHelpFlag(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// parseFlags is fs.Parse with -h, -help and --help answered by a
+// *helpRequest for fs.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return &helpRequest{fs: fs}
+	}
+	return err
+}
+
+// usageOr returns err when it is a help request, else refusal: a
+// command's own usage error.
+func usageOr(err, refusal error) error {
+	var help *helpRequest
+	if errors.As(err, &help) {
+		return err
+	}
+	return refusal
+}
+
 const usage = `usage:
   toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data] [--cache-dir DIR] [--log-format text|json]
+                [--guard report|enforce] [--trusted-proxy CIDR]... [--quota-table FILE] [--spare-workers N]
+                [--shutdown-timeout 1m] [--drain-delay 2s]
   toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR]
   toolhost list [--tools-dir DIR] [--cache-dir DIR]
   toolhost check MODULE.wasm
@@ -49,6 +110,7 @@ const usage = `usage:
   toolhost app disable|enable NAME [--data-dir DIR]
   toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]
   toolhost version
+toolhost COMMAND --help prints the command's flags, their defaults and environment variables.
 `
 
 func main() {
@@ -65,6 +127,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// The hidden child entry point of a native job: it refuses to run
 		// unless a supervisor started it.
 		return supervisor.WorkerMain(engines.Packages())
+	}
+	if len(args) == 2 && (args[0] == "check" || args[0] == "version") && isHelpFlag(args[1]) {
+		// No flags: the usage lines are the help.
+		(&helpRequest{fs: flag.NewFlagSet(args[0], flag.ContinueOnError)}).print(stdout, args[0])
+		return 0
 	}
 	var err error
 	switch args[0] {
@@ -100,8 +167,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
+	var help *helpRequest
 	switch {
 	case err == nil:
+		return 0
+	case errors.As(err, &help):
+		help.print(stdout, args[0])
 		return 0
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "toolhost: %v\n%s", err, usage)

@@ -16,8 +16,8 @@ func runPolicy(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	opFile := fs.String("operation", "", "a JSON operation declaration to clamp to the platform")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return fmt.Errorf("%w: policy takes only -operation FILE", errUsage)
+	if err := parseFlags(fs, args); err != nil || fs.NArg() != 0 {
+		return usageOr(err, fmt.Errorf("%w: policy takes only -operation FILE", errUsage))
 	}
 	platform := policy.DefaultPlatform()
 	if err := platform.Validate(); err != nil {

@@ -73,8 +73,8 @@ func runServe(args []string, stderr io.Writer) error {
 		return addTrusted(v)
 	})
 	quotaFile := fs.String("quota-table", envOr("TOOLHOST_QUOTA_TABLE", ""), "a JSON quota table overlaying the defaults ($TOOLHOST_QUOTA_TABLE)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)

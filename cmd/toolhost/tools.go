@@ -65,7 +65,7 @@ func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slo
 func parseWithPositional(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()
@@ -86,8 +86,8 @@ func runList(args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	var tf toolFlags
 	tf.register(fs)
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return fmt.Errorf("%w: list takes only flags", errUsage)
+	if err := parseFlags(fs, args); err != nil || fs.NArg() != 0 {
+		return usageOr(err, fmt.Errorf("%w: list takes only flags", errUsage))
 	}
 	ctx := context.Background()
 	tools, err := tf.open(ctx, policy.DefaultPlatform(), quietLog())
@@ -224,7 +224,7 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 	input := fs.String("input", "-", "the parameters document: a file, or - for standard input")
 	positional, err := parseWithPositional(fs, args)
 	if err != nil || len(positional) != 1 {
-		return fmt.Errorf("%w: run takes one TOOL_CODE", errUsage)
+		return usageOr(err, fmt.Errorf("%w: run takes one TOOL_CODE", errUsage))
 	}
 	code := positional[0]
 	var params []byte
