@@ -167,17 +167,43 @@ func (img *memoryImage) close() {
 	})
 }
 
-// preinitialise runs _initialize in a template instance of the instrumented
-// module and returns the module recompiled from its captured state, the
-// func that lets go of it (see Runtime.compile), and the memory image.
-func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrument.Options, compiled wazero.CompiledModule, info instrument.Info, initialize bool) (wazero.CompiledModule, func(context.Context) error, *memoryImage, error) {
+// preinitialised is what preinitialise made of a module.
+type preinitialised struct {
+	compiled wazero.CompiledModule       // the imaged module, compiled for the calls
+	release  func(context.Context) error // lets go of compiled (see Runtime.compile)
+	image    *memoryImage                // the memory the initialiser left
+}
+
+// preinitialise runs the start function and, when initialize, _initialize
+// in a template instance of the instrumented module (rewritten from wasm)
+// and compiles the module imaged from the state they left. The template
+// runs in the interpreter (Runtime.templateRuntime): only the imaged
+// module is compiled with the optimising compiler. A refusal of
+// _initialize's signature is ErrExport.
+func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opts instrument.Options, info instrument.Info, initialize bool) (*preinitialised, error) {
 	switch {
 	case info.Memory == nil || !info.Memory.Exported || info.Memory.Imported:
-		return nil, nil, nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
+		return nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
 	case len(info.StateOps) > 0:
 		// Tables and segments are not captured: an initialiser that
 		// changes them would be lost.
-		return nil, nil, nil, fmt.Errorf("%w: its code changes tables or segments (%s)", errNotImaged, strings.Join(info.StateOps, ", "))
+		return nil, fmt.Errorf("%w: its code changes tables or segments (%s)", errNotImaged, strings.Join(info.StateOps, ", "))
+	}
+	cachePath := r.imageCachePath(rewritten)
+	if c, ok := readCachedImage(cachePath); ok {
+		return r.compileImage(ctx, wasm, opts, info, c)
+	}
+	rt, err := r.templateRuntime(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotImaged, err)
+	}
+	compiled, err := rt.CompileModule(withYieldListener(ctx, info), rewritten)
+	if err != nil {
+		return nil, fmt.Errorf("%w: compiling the template: %w", errNotImaged, err)
+	}
+	defer compiled.Close(context.Background())
+	if def, ok := compiled.ExportedFunctions()["_initialize"]; ok && (len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0) {
+		return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
 	}
 	// The template runs under Load's context, at most imageTimeout, and
 	// imageFuel: the yield listener and the host functions stop it there
@@ -189,20 +215,20 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	guestCtx := context.WithValue(runCtx, callStateKey{}, s)
 	instCtx := experimental.WithMemoryAllocator(guestCtx, allocator{s: s})
 	// The template sees the clocks and random source a call would.
-	inst, err := r.wazero.InstantiateModule(instCtx, compiled, (&instance{cur: s}).config())
+	inst, err := rt.InstantiateModule(instCtx, compiled, (&instance{cur: s}).config())
 	if err != nil {
-		return nil, nil, nil, s.initFailure("instantiating the template", err)
+		return nil, s.initFailure("instantiating the template", err)
 	}
 	defer inst.Close(context.Background())
 	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	if fuel == nil {
-		return nil, nil, nil, fmt.Errorf("%w: no fuel global", errNotImaged)
+		return nil, fmt.Errorf("%w: no fuel global", errNotImaged)
 	}
 	s.fuel = fuel
 	fuel.Set(uint64(imageFuel))
 	if initialize {
 		if _, err := inst.ExportedFunction("_initialize").Call(guestCtx); err != nil {
-			return nil, nil, nil, s.initFailure("_initialize", err)
+			return nil, s.initFailure("_initialize", err)
 		}
 	}
 	// What the host holds for the template is not in the image: an
@@ -211,7 +237,7 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	// runtime sets its standard streams non-blocking, which every new
 	// instance's are anyway.)
 	if s.blocks.size() > 0 || s.inputBytes > 0 || s.output != nil || s.hasError {
-		return nil, nil, nil, fmt.Errorf("%w: its initialiser left host state behind (Extism blocks, an input, an output or an error)", errNotImaged)
+		return nil, fmt.Errorf("%w: its initialiser left host state behind (Extism blocks, an input, an output or an error)", errNotImaged)
 	}
 	img := &instrument.Image{Globals: map[uint32]uint64{}}
 	for _, g := range info.Globals {
@@ -220,7 +246,7 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 		}
 		eg := inst.ExportedGlobal(g.Export)
 		if eg == nil {
-			return nil, nil, nil, fmt.Errorf("%w: global %d is not exported", errNotImaged, g.Index)
+			return nil, fmt.Errorf("%w: global %d is not exported", errNotImaged, g.Index)
 		}
 		img.Globals[g.Index] = eg.Get()
 	}
@@ -228,19 +254,31 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm []byte, opts instrumen
 	size := mem.Size()
 	contents, ok := mem.Read(0, size)
 	if !ok {
-		return nil, nil, nil, fmt.Errorf("%w: reading memory", errNotImaged)
+		return nil, fmt.Errorf("%w: reading memory", errNotImaged)
 	}
 	img.MemoryPages = size >> 16
-	opts.Image = img
+	c := &cachedImage{image: *img, contents: append([]byte(nil), contents...)}
+	p, err := r.compileImage(ctx, wasm, opts, info, c)
+	if err == nil {
+		writeCachedImage(cachePath, c)
+	}
+	return p, err
+}
+
+// compileImage compiles the module imaged from c, the state its
+// initialiser left.
+func (r *Runtime) compileImage(ctx context.Context, wasm []byte, opts instrument.Options, info instrument.Info, c *cachedImage) (*preinitialised, error) {
+	img := c.image
+	opts.Image = &img
 	imaged, _, err := instrument.Rewrite(wasm, opts)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", errNotImaged, err)
+		return nil, fmt.Errorf("%w: %w", errNotImaged, err)
 	}
 	recompiled, release, err := r.compile(withYieldListener(ctx, info), imaged)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
+		return nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
 	}
-	return recompiled, release, newMemoryImage(append([]byte(nil), contents...)), nil
+	return &preinitialised{compiled: recompiled, release: release, image: newMemoryImage(c.contents)}, nil
 }
 
 // initFailure wraps an error of the template's start function or

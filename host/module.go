@@ -79,15 +79,36 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	if err := r.checkImports(info.Imports); err != nil {
 		return nil, err
 	}
-	enterPhase(ctx, PhaseCompile)
-	compiled, release, err := r.compile(withYieldListener(ctx, info), rewritten)
-	if err != nil {
-		return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
+	m := &Module{rt: r, tableBytes: info.TableBytes}
+	// A module with an initialiser (a start section, _initialize) is
+	// imaged: the initialiser runs once in a template, in the interpreter,
+	// and only the imaged module is compiled (preinitialise). Otherwise,
+	// or when it cannot be imaged, the instrumented module is compiled and
+	// runs its initialiser in every call.
+	initialize := slices.ContainsFunc(info.Exports, func(e instrument.Export) bool { return e.Name == "_initialize" && e.Kind == instrument.KindFunction })
+	if (initialize || info.Start) && !r.cfg.NoPreinitialise {
+		enterPhase(ctx, PhaseImage)
+		p, err := r.preinitialise(ctx, wasm, rewritten, opts, info, initialize)
+		switch {
+		case err == nil:
+			m.compiled, m.release, m.image = p.compiled, p.release, p.image
+			r.track(p.image)
+		case errors.Is(err, ErrInitBudget): // its initialiser would not end in any call either
+			return nil, fmt.Errorf("%w: %w", ErrModule, err)
+		case errors.Is(err, ErrExport):
+			return nil, err
+		default:
+			m.imageErr = err
+		}
 	}
-	m := &Module{rt: r, compiled: compiled, release: release, tableBytes: info.TableBytes}
-	for name, def := range compiled.ExportedFunctions() {
-		m.exports = append(m.exports, name)
-		if name == "_initialize" {
+	if m.compiled == nil {
+		enterPhase(ctx, PhaseCompile)
+		compiled, release, err := r.compile(withYieldListener(ctx, info), rewritten)
+		if err != nil {
+			return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
+		}
+		m.compiled, m.release = compiled, release
+		if def, ok := compiled.ExportedFunctions()["_initialize"]; ok {
 			if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
 				release(ctx)
 				return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
@@ -95,21 +116,10 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 			m.initialize = true
 		}
 	}
-	slices.Sort(m.exports)
-	if (m.initialize || info.Start) && !r.cfg.NoPreinitialise {
-		enterPhase(ctx, PhaseImage)
-		imaged, releaseImaged, img, err := r.preinitialise(ctx, wasm, opts, compiled, info, m.initialize)
-		if err == nil {
-			release(ctx)
-			m.compiled, m.release, m.image, m.initialize = imaged, releaseImaged, img, false
-			r.track(img)
-		} else if errors.Is(err, ErrInitBudget) {
-			release(ctx) // its initialiser would not end in any call either
-			return nil, fmt.Errorf("%w: %w", ErrModule, err)
-		} else {
-			m.imageErr = err
-		}
+	for name := range m.compiled.ExportedFunctions() {
+		m.exports = append(m.exports, name)
 	}
+	slices.Sort(m.exports)
 	for _, mem := range m.compiled.ExportedMemories() {
 		m.minMemoryBytes = uint64(mem.Min()) << 16
 	}

@@ -63,6 +63,12 @@ type Runtime struct {
 
 	counters instanceCounters
 
+	// templates is the interpreter runtime the templates of
+	// pre-initialisation run in (see templateRuntime), made on first use.
+	templates     wazero.Runtime
+	templatesErr  error
+	templatesOnce sync.Once
+
 	mu       sync.Mutex
 	closed   bool
 	images   []*memoryImage                        // stopped by Close with the runtime
@@ -133,7 +139,50 @@ func (r *Runtime) Close(ctx context.Context) error {
 		img.close()
 	}
 	r.images = nil
+	r.templatesOnce.Do(func() {}) // none is made after Close
+	if r.templates != nil {
+		r.templates.Close(ctx)
+	}
 	return r.wazero.Close(ctx)
+}
+
+// templateRuntime returns the runtime that a module's pre-initialisation
+// template runs in: wazero's interpreter, with the same memory limit and
+// host functions as the compiler runtime. The template runs a module's
+// initialiser once, so an optimising compile of the instrumented module
+// for it would be thrown away (seconds for a Go guest); the interpreter
+// compiles it in a tenth of the time, and only the imaged module is
+// compiled for the calls. The instrumented code, the host functions, the
+// fuel, the clocks and the random source are the same in both engines, so
+// the image is the one a compiled template would capture: the isolation,
+// pool and bundled-tool tests run every imaged module this way.
+func (r *Runtime) templateRuntime(ctx context.Context) (wazero.Runtime, error) {
+	r.templatesOnce.Do(func() {
+		rc := wazero.NewRuntimeConfigInterpreter().
+			WithCloseOnContextDone(false).
+			WithMemoryLimitPages(uint32(min(r.cfg.MaxMemoryBytes>>16, 65536)))
+		t := wazero.NewRuntimeWithConfig(ctx, rc)
+		for _, m := range []struct {
+			name  string
+			funcs []hostFunc
+		}{{ExtismModule, extismFuncs}, {ToolhostModule, toolhostFuncs}} {
+			if err := instantiateHostModule(ctx, t, m.name, m.funcs); err != nil {
+				t.Close(ctx)
+				r.templatesErr = fmt.Errorf("instantiating %s for templates: %w", m.name, err)
+				return
+			}
+		}
+		if _, err := instantiateWASI(ctx, t); err != nil {
+			t.Close(ctx)
+			r.templatesErr = fmt.Errorf("instantiating WASI for templates: %w", err)
+			return
+		}
+		r.templates = t
+	})
+	if r.templates == nil && r.templatesErr == nil {
+		return nil, ErrClosed
+	}
+	return r.templates, r.templatesErr
 }
 
 func (r *Runtime) isClosed() bool {
