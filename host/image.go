@@ -274,6 +274,7 @@ func (r *Runtime) compileImage(ctx context.Context, wasm []byte, opts instrument
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotImaged, err)
 	}
+	enterPhase(ctx, PhaseCompile)
 	recompiled, release, err := r.compile(withYieldListener(ctx, info), imaged)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)

@@ -2,11 +2,12 @@ package host
 
 import "context"
 
-// The phases of [Runtime.Load], in order, as a load observer sees them.
+// The phases of [Runtime.Load], as a load observer sees them: instrument,
+// then, for a module with an initialiser, image, then compile.
 const (
 	PhaseInstrument = "instrument" // decoding and rewriting the module
-	PhaseCompile    = "compile"    // compiling it (wazero does not honour ctx here)
-	PhaseImage      = "image"      // running _initialize in a template and recompiling the image
+	PhaseCompile    = "compile"    // compiling it, or its image (wazero does not honour ctx here)
+	PhaseImage      = "image"      // running its initialiser in a template (or reading the cached image)
 )
 
 type loadObserverKey struct{}

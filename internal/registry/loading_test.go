@@ -112,7 +112,7 @@ func TestLoadingFollowsALoad(t *testing.T) {
 	if l.Abandoned || l.PhaseTimeout != deadline || l.Since.Before(dropped) || l.PhaseSince.Before(l.Since) {
 		t.Errorf("the image phase's load: %+v (dropped at %v)", l, dropped)
 	}
-	order := []string{wasmtool.PhaseQueued, wasmtool.PhaseRead, wasmtool.PhaseInstrument, wasmtool.PhaseCompile, wasmtool.PhaseImage}
+	order := []string{wasmtool.PhaseQueued, wasmtool.PhaseRead, wasmtool.PhaseInstrument, wasmtool.PhaseImage, wasmtool.PhaseCompile}
 	last := 0
 	for _, p := range phases {
 		i := slices.Index(order, p)
