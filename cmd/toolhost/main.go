@@ -4,7 +4,7 @@
 //	toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data]  serve the API (flags also from $TOOLHOST_*)
 //	toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR]   run one item, print its result
 //	toolhost list [--tools-dir DIR]                            every tool serve would serve, with its availability
-//	toolhost check MODULE.wasm                                 a module's services, or why it was refused
+//	toolhost check MODULE.wasm [--cache-dir DIR]               a module's services, or why it was refused
 //	toolhost check INPUT OUTPUT OPERATION…                     profile-check a schema pair, print its fingerprint
 //	toolhost policy [-operation FILE]                          the platform policy, or an operation's effective policy
 //	toolhost token create --user NAME [--data-dir DIR]         a new API token for NAME (the account is made if missing)
@@ -101,7 +101,7 @@ const usage = `usage:
                 [--shutdown-timeout 1m] [--drain-delay 2s]
   toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR]
   toolhost list [--tools-dir DIR] [--cache-dir DIR]
-  toolhost check MODULE.wasm
+  toolhost check MODULE.wasm [--cache-dir DIR]
   toolhost check INPUT_SCHEMA OUTPUT_SCHEMA OPERATION...
   toolhost policy [-operation FILE]
   toolhost export [--out DIR] [--tools-dir DIR]
@@ -138,8 +138,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "policy":
 		err = runPolicy(args[1:], stdout)
 	case "check":
-		if len(args) == 2 && isModulePath(args[1]) {
-			err = checkModule(args[1], stdout)
+		if len(args) >= 2 && isModulePath(args[1]) {
+			err = runCheckModule(args[1], args[2:], stdout)
 		} else {
 			err = runCheck(args[1:], stdout)
 		}

@@ -183,14 +183,25 @@ func loadRefusal(err error) map[string]any {
 	return map[string]any{"reason": "unreadable", "detail": err.Error()}
 }
 
-// checkModule loads one module file with the server's loader and reports
-// its services or refusals, with the full reasons; it fails when anything
-// was refused.
-func checkModule(path string, stdout io.Writer) error {
+// runCheckModule is `check MODULE.wasm [--cache-dir DIR]`.
+func runCheckModule(path string, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
+	if err := parseFlags(fs, args); err != nil || fs.NArg() != 0 {
+		return usageOr(err, fmt.Errorf("%w: check MODULE.wasm takes only --cache-dir DIR", errUsage))
+	}
+	return checkModule(path, *cacheDir, stdout)
+}
+
+// checkModule loads one module file with the server's loader, caching
+// what it compiles in cacheDir, and reports its services or refusals,
+// with the full reasons; it fails when anything was refused.
+func checkModule(path, cacheDir string, stdout io.Writer) error {
 	ctx := context.Background()
 	// No folder and no natives: only the loader is used.
 	tools, err := server.OpenTools(ctx, server.ToolsConfig{
-		CacheDir: envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), Static: true, Logger: quietLog(),
+		CacheDir: cacheDir, Static: true, Logger: quietLog(),
 	})
 	if err != nil {
 		return err

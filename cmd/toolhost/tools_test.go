@@ -51,6 +51,8 @@ func TestToolCommands(t *testing.T) {
 		{name: "list", args: []string{"list", "--tools-dir", dir, "--cache-dir", cache}, code: 0, stdout: `"detail":"declaration_missing"`},
 		{name: "list a missing folder", args: []string{"list", "--tools-dir", filepath.Join(dir, "nope")}, code: 1},
 		{name: "check a good module", args: []string{"check", filepath.Join(dir, "ping.wasm")}, code: 0, stdout: `"schema_fingerprint":"`},
+		{name: "check with a cache folder", args: []string{"check", filepath.Join(dir, "ping.wasm"), "--cache-dir", cache}, code: 0, stdout: `"schema_fingerprint":"`},
+		{name: "check with a stray argument", args: []string{"check", filepath.Join(dir, "ping.wasm"), "extra"}, code: 2},
 		{name: "check a refused service", args: []string{"check", filepath.Join(dir, "describe_lies.wasm")}, code: 1, stdout: `"reason":"schema_profile"`},
 		{name: "check a refused module", args: []string{"check", filepath.Join(dir, "no_compute.wasm")}, code: 1, stdout: `"reason":"declaration_missing"`},
 	}
@@ -195,4 +197,18 @@ func TestListShowsWhatServeServes(t *testing.T) {
 			t.Errorf("TOOLHOST_CACHE_DIR %s holds %d entries (%v), want the compiled modules", envCache, len(entries), err)
 		}
 	})
+}
+
+// check MODULE.wasm --cache-dir compiles into the folder it is given.
+func TestCheckCacheDir(t *testing.T) {
+	dir := toolsDir(t, "ping")
+	cache := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"check", filepath.Join(dir, "ping.wasm"), "--cache-dir", cache}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("check = %d: %s %s", code, stdout.String(), stderr.String())
+	}
+	entries, err := os.ReadDir(cache)
+	if err != nil || len(entries) == 0 {
+		t.Errorf("the cache folder holds %d entries (%v): check did not compile into it", len(entries), err)
+	}
 }
