@@ -382,7 +382,7 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 			delete(r.loading, j.name)
 		}
 		if !j.stale {
-			delete(r.starting, j.name)
+			r.startDone(j.name)
 			r.checkStarted()
 		}
 		return
@@ -432,7 +432,7 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 	if old != nil && old.mod != nil && old.mod != e.mod {
 		r.retiring = append(r.retiring, old.mod)
 	}
-	delete(r.starting, j.name)
+	r.startDone(j.name)
 	if r.waiters == 0 {
 		r.publish()
 	}

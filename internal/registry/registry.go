@@ -33,11 +33,12 @@ type Registry struct {
 	// starting holds the files whose loads the first discovery left
 	// running; started is closed once none is left and the snapshot with
 	// their outcomes is published (Started).
-	starting  map[string]bool
-	started   chan struct{}
-	isStarted bool
-	waiters   int               // discoveries waiting for loads; loads that end meanwhile leave publishing to them
-	warned    map[string]string // by file name: the last warning logged, so that it is logged once
+	starting   map[string]bool
+	startTotal int // len(starting) when Open returned
+	started    chan struct{}
+	isStarted  bool
+	waiters    int               // discoveries waiting for loads; loads that end meanwhile leave publishing to them
+	warned     map[string]string // by file name: the last warning logged, so that it is logged once
 
 	// loadCtx ends the loads when the registry closes; jobs counts the
 	// load goroutines; slots bounds the loads holding file bytes; kick
@@ -108,6 +109,10 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	for name := range r.loading {
 		r.starting[name] = true
 	}
+	r.startTotal = len(r.starting)
+	if r.startTotal > 0 {
+		r.log.Info("registry: loading the tools folder in the background", "modules", r.startTotal)
+	}
 	r.checkStarted()
 	r.mu.Unlock()
 	if cfg.Dir != "" && !cfg.Static {
@@ -125,6 +130,16 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 // listens before its tools folder is loaded reports itself ready then
 // (/readyz).
 func (r *Registry) Started() <-chan struct{} { return r.started }
+
+// startDone records that the first scan's load of name has an outcome,
+// and logs the progress. r.mu is held.
+func (r *Registry) startDone(name string) {
+	if !r.starting[name] {
+		return
+	}
+	delete(r.starting, name)
+	r.log.Info("registry: first scan", "file", fileSource(name), "done", r.startTotal-len(r.starting), "of", r.startTotal)
+}
 
 // checkStarted closes started once the first discovery's loads are all
 // recorded and published. r.mu is held.
