@@ -160,7 +160,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "abuse":
 		err = runAbuse(args[1:], stdout)
 	case "version":
-		_, err = fmt.Fprintln(stdout, version())
+		_, err = fmt.Fprintln(stdout, versionLine())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
