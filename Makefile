@@ -15,9 +15,10 @@ export CGO_ENABLED ?= 0
 
 all: build
 
-## build: the toolhost binary in bin/.
+## build: the toolhost binary in bin/ (stamped with its commit: -buildvcs=auto
+## overrides a GOFLAGS=-buildvcs=false, and stamps nothing outside git).
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/toolhost
+	$(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/toolhost
 
 ## wasm: every bundled tool package in plugins-src/ as wasm/<name>.wasm.
 wasm:
