@@ -27,7 +27,7 @@ func versionLine() string {
 			case "vcs.revision":
 				rev = s.Value
 			case "vcs.modified":
-				if s.Value == "true" {
+				if s.Value == "true" && !strings.HasSuffix(version(), "+dirty") {
 					modified = "+modified"
 				}
 			}
