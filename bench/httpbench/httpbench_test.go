@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -250,10 +254,20 @@ func TestStopAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Until the grandchild has its own session: before its setsid it is
+	// still in the child's group, which stopAll's group signal reaches.
+	escaped := func() bool {
+		for _, pid := range ps.marked() {
+			if pid != p.pid() && sessionOf(pid) == pid {
+				return true
+			}
+		}
+		return false
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(ps.marked()) < 2 {
+	for len(ps.marked()) < 2 || !escaped() {
 		if time.Now().After(deadline) {
-			t.Fatalf("marked processes = %v, want the shell's two", ps.marked())
+			t.Fatalf("marked processes = %v, want the shell's two, one in a session of its own", ps.marked())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -272,4 +286,22 @@ func TestStopAll(t *testing.T) {
 	if err := ps.stopAll(); err != nil {
 		t.Errorf("a second stopAll = %v", err)
 	}
+}
+
+// sessionOf returns the session id of pid from /proc, or -1.
+func sessionOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// pid (comm) state ppid pgrp session …; comm may hold spaces.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(fields) < 4 {
+		return -1
+	}
+	sid, err := strconv.Atoi(fields[3])
+	if err != nil {
+		return -1
+	}
+	return sid
 }

@@ -527,9 +527,14 @@ func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error
 // principalFullLocked reports whether principal's limits refuse n more
 // items now. e.mu is held.
 func (e *Executor) principalFullLocked(key string, n int) bool {
-	p := e.principals[key]
-	return key != "" && p != nil &&
-		(p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal)
+	if key == "" {
+		return false
+	}
+	var p principal // a principal with nothing admitted
+	if q := e.principals[key]; q != nil {
+		p = *q
+	}
+	return p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal
 }
 
 // creditLocked takes the credit of a batch of n items that fits the
@@ -537,7 +542,7 @@ func (e *Executor) principalFullLocked(key string, n int) bool {
 // refuse it (queue_full). e.mu is held.
 func (e *Executor) creditLocked(key string, n int) *toolerr.Error {
 	if key != "" {
-		if e.principalFullLocked(key, n) || n > e.platform.MaxPendingItemsPerPrincipal {
+		if e.principalFullLocked(key, n) {
 			return toolerr.New(toolerr.QueueFull)
 		}
 		p := e.principals[key]

@@ -494,9 +494,10 @@ func TestTransportErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			status, h, body := r.do("POST", "/api/v1/tools/compute", r.token, []byte(tt.body))
 			var p struct {
-				Code   string `json:"code"`
-				Status int    `json:"status"`
-				Issues []struct {
+				Code     string `json:"code"`
+				Status   int    `json:"status"`
+				Instance string `json:"instance"` // random: may hold any three letters
+				Issues   []struct {
 					Code string   `json:"code"`
 					Path []string `json:"path"`
 				} `json:"issues"`
@@ -510,7 +511,7 @@ func TestTransportErrors(t *testing.T) {
 			if tt.status == 422 && len(p.Issues) == 0 {
 				t.Errorf("422 without issues: %s", body)
 			}
-			if strings.Contains(string(body), "abc") {
+			if strings.Contains(strings.ReplaceAll(string(body), p.Instance, ""), "abc") {
 				t.Errorf("the problem echoes the request: %s", body)
 			}
 		})
