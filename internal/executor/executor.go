@@ -293,11 +293,14 @@ func (e *Executor) Shutdown(ctx context.Context) error {
 		}
 	}
 	drained := e.drained
+	// Stop first: an inline job cancelled below gives its lane to a queued
+	// item, which must then find the executor stopped (halted), not start
+	// a job of its own.
+	e.stopAll(errClosing)
 	for _, cancel := range e.inline {
 		cancel()
 	}
 	e.mu.Unlock()
-	e.stopAll(errClosing)
 
 	budget := time.NewTimer(time.Duration(e.platform.CleanupTimeoutMS) * time.Millisecond)
 	defer budget.Stop()
