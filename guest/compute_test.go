@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 type toolItem struct {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current output")

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"toolhost/guest"
+	"github.com/toolhost/toolhost/guest"
 )
 
 // Input is the textcase service's parameters.

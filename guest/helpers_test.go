@@ -11,8 +11,8 @@ import (
 	"reflect"
 	"testing"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // usePackage registers p for one test and restores the previous

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // The platform block reaches the host as declared: zero fields left out

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 type flatIn struct {

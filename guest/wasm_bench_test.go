@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // The compute path measured through the real host: modules built with

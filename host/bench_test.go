@@ -13,8 +13,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"toolhost/host/internal/instrument"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // kib is 1 KiB of text for the per-item benchmarks.

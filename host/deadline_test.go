@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
+	"github.com/toolhost/toolhost/host"
 )
 
 // cleanupMargin is how long past its deadline a stopped guest may take to

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"toolhost/host"
+	"github.com/toolhost/toolhost/host"
 )
 
 // An existing Extism plugin with a start section (AssemblyScript's runtime

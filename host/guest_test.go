@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 func envelope(params string) []byte {

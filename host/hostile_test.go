@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // hostile returns the module of testdata/hostile/NAME.wat.

@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/host/internal/instrument"
 )
 
 // Pre-initialised images.

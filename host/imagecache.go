@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/host/internal/instrument"
 )
 
 // The image cache keeps what a module's initialiser left — its globals,

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // A module's image is kept in the cache folder: a second runtime over the

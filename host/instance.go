@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
-	"toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/host/internal/instrument"
 )
 
 // instance is one instantiated module and the handles the host keeps on

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/host"
+	"github.com/toolhost/toolhost/host"
 )
 
 // A call on a pooled instance observes nothing of the calls before it:

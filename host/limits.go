@@ -3,7 +3,7 @@ package host
 import (
 	"errors"
 
-	"toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/host/internal/instrument"
 )
 
 // The defaults of the module structure limits in [Config]: see docs/host.md,

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/host/internal/instrument"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // The host's limit names are the instrumenter's, which it passes on.

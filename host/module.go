@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/host/internal/instrument"
 )
 
 // MaxModuleBytes is the largest module Load accepts.

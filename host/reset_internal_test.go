@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // Each way of resetting a pooled instance's memory — the PAGEMAP_SCAN

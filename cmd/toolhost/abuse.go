@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // abuseRow is one abuse log row as `abuse list` prints it. A row stands

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 func TestAbuseList(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"toolhost/internal/auth"
-	"toolhost/internal/server"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // dataDirEnv names the environment variable that sets the default data

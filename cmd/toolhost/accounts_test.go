@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/auth"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 var tokenLine = regexp.MustCompile(`^th_[A-Za-z0-9_-]{43}\n$`)

@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // schemaFileLimits bounds a schema file read from disk.

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"toolhost/internal/catalog"
-	"toolhost/internal/policy"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/catalog"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // runExport is `export [--out DIR]`: the build-time manifest of the tools

@@ -32,8 +32,8 @@ import (
 	"os"
 	"strings"
 
-	"toolhost/internal/engines"
-	"toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/engines"
+	"github.com/toolhost/toolhost/internal/supervisor"
 )
 
 // errUsage is returned when the command line is malformed.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // printCanonical writes v as one line of canonical JSON. v is marshalled

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/policy"
 )
 
 // runPolicy prints the platform policy after checking its coherence, or,

@@ -15,11 +15,11 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/internal/engines"
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/guard"
-	"toolhost/internal/server"
-	"toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/engines"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/supervisor"
 )
 
 // envOr returns the environment variable name's value, or def.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // `serve` listens while a module's load is stuck in its image phase, and

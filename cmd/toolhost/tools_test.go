@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // toolsDir returns a tools folder holding the named WAT fixtures.

@@ -57,7 +57,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 var (

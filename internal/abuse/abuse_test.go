@@ -18,7 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // clock is a settable clock for Config.Now.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/run"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // problemLegacyNotFound is the code of a legacy route no tool answers.

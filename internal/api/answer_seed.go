@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/run"
 )
 
 // seedStatus is the HTTP status of each seed-000 problem code.

@@ -15,11 +15,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/guard"
-	"toolhost/internal/jobs"
-	"toolhost/internal/run"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // The problem codes of the jobs routes that the run-request contract does

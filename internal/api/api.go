@@ -16,14 +16,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/guard"
-	"toolhost/internal/jobs"
-	"toolhost/internal/metrics"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/metrics"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/supervisor"
 )
 
 // Prefix is where the API is mounted.

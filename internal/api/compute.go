@@ -13,11 +13,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/run"
-	"toolhost/internal/schema"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 //go:embed contracts/compute-request.json

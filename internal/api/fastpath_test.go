@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The request path's fast checks (docs/performance.md, "Request path")

@@ -18,9 +18,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/jobs"
-	"toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/run"
 )
 
 // The bounds of the bodies the run, jobs and legacy routes read (decided

@@ -6,9 +6,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
 )
 
 // Callers are resolved once per request by the application layer

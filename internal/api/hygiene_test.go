@@ -21,17 +21,17 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/auth"
-	"toolhost/internal/contracts"
-	"toolhost/internal/engines/pages"
-	"toolhost/internal/executor"
-	"toolhost/internal/guard"
-	"toolhost/internal/metrics"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/engines/pages"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/metrics"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // HTTP hygiene on every route (issue 12, item 6), on a real API over a

@@ -13,9 +13,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/jobs"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // jobDoc is a tools.job@1 document.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/jobs"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // runJobTool is the run route of a job tool: it submits a job of

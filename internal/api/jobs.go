@@ -14,12 +14,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/guard"
-	"toolhost/internal/jobs"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The jobs routes of ADR-027 under /api/v1/jobs: submit (JSON or

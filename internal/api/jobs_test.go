@@ -4,8 +4,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"toolhost/internal/guard"
-	"toolhost/internal/run"
+
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/run"
 
 	"github.com/gin-gonic/gin"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/registry"
 )
 
 // /readyz reports the loads in progress and the abandoned ones apart,

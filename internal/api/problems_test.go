@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"toolhost/internal/contracts"
-	"toolhost/internal/wire"
+
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The run-request contract lists the problem codes the run route cites,

@@ -9,12 +9,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/catalog"
-	"toolhost/internal/executor"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/supervisor"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/catalog"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 func (s *Server) catalog(c *gin.Context) {

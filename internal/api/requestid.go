@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/run"
 )
 
 // HTTP hygiene on every answer of the Handler, gin's routes and its 404s

@@ -10,11 +10,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"toolhost/internal/catalog"
-	"toolhost/internal/contracts"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/catalog"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The tools platform routes of ADR-027: the public registry (list,

@@ -53,7 +53,7 @@ import (
 	"strings"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 var (

@@ -16,8 +16,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/auth"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // Closing the store stops every goroutine its pools started.

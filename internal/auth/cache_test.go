@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // testClock is a settable clock for Accounts.now.

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/auth"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 func TestAppTokens(t *testing.T) {

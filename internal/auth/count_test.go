@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // The refresh of a cached token runs off the request (issue 13, item 2):
@@ -33,7 +33,7 @@ func TestRefreshStatementsOffTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	miss := store.StopCounting()
-	if len(miss) == 0 || !miss[0].OnStack("toolhost/internal/auth.(*Accounts).Authenticate") {
+	if len(miss) == 0 || !miss[0].OnStack("github.com/toolhost/toolhost/internal/auth.(*Accounts).Authenticate") {
 		t.Fatalf("an expired entry was not looked up on its request: %v", miss)
 	}
 
@@ -46,7 +46,7 @@ func TestRefreshStatementsOffTheRequest(t *testing.T) {
 	got := store.StopCounting()
 	var updates int
 	for _, st := range got {
-		if st.OnStack("toolhost/internal/auth.(*Accounts).Authenticate") || !st.OnStack("toolhost/internal/auth.(*Accounts).refresh") {
+		if st.OnStack("github.com/toolhost/toolhost/internal/auth.(*Accounts).Authenticate") || !st.OnStack("github.com/toolhost/toolhost/internal/auth.(*Accounts).refresh") {
 			t.Errorf("a statement not from the refresh: %v\n\t%s", st, strings.Join(st.Stack, "\n\t"))
 		}
 		if strings.HasPrefix(st.SQL, "UPDATE tokens SET last_used_at") {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // SessionCookie is the name of the cookie that carries a session value. The

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // A session works until SessionTTL after it was made, not a moment later,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // last_used_at is written on first use, left alone within a minute, and

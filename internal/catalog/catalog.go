@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Version is the catalogue's contract version.

@@ -7,12 +7,12 @@ import (
 	"slices"
 	"testing"
 
-	"toolhost/internal/catalog"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/catalog"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // allocator returns the PAC allocator's declared service from the

@@ -4,9 +4,9 @@ import (
 	"maps"
 	"slices"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/registry"
-	"toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/schema"
 )
 
 // Tool returns the tools.tool@1 descriptor of svc with its schemas

@@ -1,6 +1,6 @@
 package catalog
 
-import "toolhost/internal/registry"
+import "github.com/toolhost/toolhost/internal/registry"
 
 // JobTool returns the service of snap whose runs submit jobs of jobType
 // for operation (its run.job type and operation), and whether there is

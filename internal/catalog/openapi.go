@@ -1,8 +1,8 @@
 package catalog
 
 import (
-	"toolhost/internal/contracts"
-	"toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/registry"
 )
 
 // OpenAPIVersion is the OpenAPI version of the generated document; 3.1

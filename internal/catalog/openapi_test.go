@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/catalog"
-	"toolhost/internal/contracts"
-	"toolhost/internal/schema"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/catalog"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The OpenAPI document of the real tools: every tool with a run API has

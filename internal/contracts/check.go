@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // Finding is one broken rule of [CheckDescriptor], [CheckList] or

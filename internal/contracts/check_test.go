@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/contracts"
 )
 
 // readJSON decodes a fixture strictly into v.

@@ -24,9 +24,9 @@ import (
 	"strings"
 	"sync"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The contract names. A contract's file, as served under [Route], is its

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 func TestNamesAndRaw(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // ValidateDocument checks doc against the named contract as Validate

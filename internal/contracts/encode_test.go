@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // stdJSON is what the run route answered with before AppendJSON:

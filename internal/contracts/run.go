@@ -1,6 +1,6 @@
 package contracts
 
-import "toolhost/internal/toolerr"
+import "github.com/toolhost/toolhost/internal/toolerr"
 
 // RunRequest is a tools.run-request@1 document.
 type RunRequest struct {

@@ -1,6 +1,6 @@
 package contracts
 
-import "toolhost/internal/tooldef"
+import "github.com/toolhost/toolhost/internal/tooldef"
 
 // The tool model's vocabulary, as tools.tool@1 shows it: the types are
 // package tooldef's (the descriptor is a projection of the model), aliased

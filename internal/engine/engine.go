@@ -10,7 +10,7 @@ import (
 	"context"
 	"time"
 
-	"toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/policy"
 )
 
 // Runner runs items of the services of one package. Each Run is one item

@@ -5,10 +5,10 @@
 package engines
 
 import (
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/engines/pac"
-	"toolhost/internal/engines/pdf"
-	"toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/engines/pac"
+	"github.com/toolhost/toolhost/internal/engines/pdf"
+	"github.com/toolhost/toolhost/internal/native"
 )
 
 // Packages returns the native packages, in a fixed order. The network

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // smallPlatform has four pending items per process, so that one batch of

@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // stdJSON is what the compute route answered with before AppendJSON:

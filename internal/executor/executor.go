@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 var (

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 var executionID = regexp.MustCompile(`^[0-9a-f]{32}$`)

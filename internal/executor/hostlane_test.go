@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/engine"
-	"toolhost/internal/executor"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // hostRunner runs each job in a fresh instance of a real WASM module on

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The whole suite again with every service on a Prompt engine: a one-item

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // issueMismatch is the issue code of a version_mismatch: its path names

@@ -3,7 +3,7 @@ package executor
 import (
 	"time"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // waiter is an item queued for a lane. A lane released while items wait

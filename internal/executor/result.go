@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The two values of [ItemResult.Status].

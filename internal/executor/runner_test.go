@@ -13,12 +13,12 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/executor"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // No test leaves an item goroutine or a timer behind.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/guard"
 )
 
 func Example() {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/jobs"
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // lockDB takes the write lock of e's database from a connection of its

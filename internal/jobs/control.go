@@ -8,7 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // Get returns job id for its owner, with the latest progress of a running

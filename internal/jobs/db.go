@@ -13,8 +13,8 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"toolhost/internal/store"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // timeLayout is the store's timestamp format: UTC, milliseconds, sortable

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // OpenFile opens file name of job id for its owner. Another owner's file,
@@ -113,7 +113,7 @@ func (s *Service) SignedURL(ctx context.Context, id, name, owner string, ttl tim
 // is unambiguous.
 func (s *Service) sign(id, name string, expires int64) string {
 	m := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(m, "toolhost/jobs/file/v1\x00%s\x00%s\x00%d", id, name, expires)
+	fmt.Fprintf(m, "github.com/toolhost/toolhost/jobs/file/v1\x00%s\x00%s\x00%d", id, name, expires)
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 

@@ -15,10 +15,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/jobs"
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/store"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // River starts goroutines (producers, the notifier, leader election,

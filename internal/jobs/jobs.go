@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 var (

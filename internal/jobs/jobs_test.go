@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/jobs"
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 const (

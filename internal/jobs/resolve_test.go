@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"toolhost/internal/jobs"
-	"toolhost/internal/store"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // liveTypes is a Config.Resolve whose job types change while the service

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/jobs"
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/store"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // crashChildEnv names the data directory a re-run of the test binary works

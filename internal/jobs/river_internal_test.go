@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // Cancel tells this process's handler directly. Another process would rely

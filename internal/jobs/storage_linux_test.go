@@ -17,9 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 	"modernc.org/sqlite"
 
-	"toolhost/internal/jobs"
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // The full-disk tests mount a small tmpfs as the jobs folder (or the whole

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // Submit stores a new job and queues it. Every file is read, size-limited

@@ -18,8 +18,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // worker is the one River worker: every ticket, whatever its job type, is

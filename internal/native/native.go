@@ -14,8 +14,8 @@ import (
 	"os/exec"
 	"time"
 
-	"toolhost/guest"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // InWorker is the guest Compute of a native service. A native package

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // pacPlan is the seed's worked example: the plan operation of the PAC

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 var (

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The plan operation of the PAC allocator declares more bytes than the

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // DeduplicationNone is the only deduplication an operation may declare:

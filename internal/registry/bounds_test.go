@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // boundedConfig is config(t, dir) with a loader of the given phase

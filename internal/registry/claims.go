@@ -9,10 +9,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"toolhost/internal/policy"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // pkg is what one package brings to a discovery: either a failure of the

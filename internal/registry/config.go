@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
 )
 
 // The defaults of a Config.

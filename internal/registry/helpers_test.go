@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // logBuffer collects the operator's log.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/registry"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The live folder: a module dropped in, replaced and removed is published,

@@ -8,9 +8,9 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // The folder's layout: every NAME.wasm directly inside it is a module

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // cacheDir is the compilation cache every test's runtime shares.

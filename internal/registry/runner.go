@@ -6,8 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // module is one loaded module file, shared by every generation that

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"sort"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Service is one published service of a snapshot: a checked definition,

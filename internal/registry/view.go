@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // inputSchema is a service's compiled input schema, made once.

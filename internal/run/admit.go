@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sync"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/executor"
-	"toolhost/internal/guard"
-	"toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/registry"
 )
 
 // Admission is an admitted run: the concurrency slots it holds and the

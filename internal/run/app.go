@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"time"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/executor"
-	"toolhost/internal/guard"
-	"toolhost/internal/metrics"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/metrics"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
 )
 
 // Executor is the per-process executor runs go through.

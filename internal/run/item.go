@@ -6,11 +6,11 @@ import (
 	"errors"
 	"time"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/registry"
-	"toolhost/internal/schema"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Result is a run that happened: it succeeded with the tool's result

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"maps"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/registry"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // JobTool finds the tool that runs jobs of jobType whose input names

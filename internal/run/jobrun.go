@@ -19,11 +19,11 @@ import (
 	"strings"
 	"time"
 
-	"toolhost/internal/executor"
-	"toolhost/internal/jobs"
-	"toolhost/internal/jobs/sniff"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // ResolveJob is the jobs subsystem's Config.Resolve: a job type has a

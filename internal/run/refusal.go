@@ -4,8 +4,8 @@ import (
 	"errors"
 	"time"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Code is the stable code of a refusal: why a run did not happen. The

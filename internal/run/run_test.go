@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/guest"
-	"toolhost/internal/engine"
-	"toolhost/internal/executor"
-	"toolhost/internal/guard"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The application layer over a real registry (two builtin packages, their

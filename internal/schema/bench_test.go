@@ -4,9 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 const example = "../../testdata/examples/allocator/"

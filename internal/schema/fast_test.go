@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // flatSchemas are flat schemas: the bundled hash tool's input, and one

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Fingerprint returns the schema fingerprint of a service: the lower-case

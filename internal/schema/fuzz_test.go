@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // FuzzCheck checks that the profile check terminates without panicking on

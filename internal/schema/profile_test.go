@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 const schemaCases = "../../testdata/schema"

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 func mustCompile(t testing.TB, schema string) *Validator {

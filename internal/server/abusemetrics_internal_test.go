@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/metrics"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/metrics"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // The abuse log's drop counter is in /metrics (issue 13, item 2: "a drop

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"toolhost/internal/api"
+	"github.com/toolhost/toolhost/internal/api"
 )
 
 // BenchmarkAccessLog measures what the access log costs one request (issue

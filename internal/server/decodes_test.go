@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/server"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The decode-count tests (issue 12: "one decode on the way in, one encode

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/engines"
-	"toolhost/internal/native/nativetest"
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/engines"
+	"github.com/toolhost/toolhost/internal/native/nativetest"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // docExample is one curl command of a shell block of the docs.

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/abuse"
-	"toolhost/internal/auth"
-	"toolhost/internal/guard"
-	"toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // The guard, end to end (issue 7, "Done means"): tiers, quotas with

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // The hostile catalogue, live (issue 11, "A hostile catalogue that grows"):

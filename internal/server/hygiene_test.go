@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/api"
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/api"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // HTTP hygiene on the composed server (issue 12, item 6): /readyz turns

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // jobDropTool is the job tool of testdata/jobtool: its code, its run.job

@@ -18,12 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/engines"
-	"toolhost/internal/server"
-	"toolhost/internal/supervisor"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/engines"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // clock is a movable clock for file expiry and signed URLs.

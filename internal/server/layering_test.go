@@ -19,11 +19,11 @@ var layers = []struct {
 	pkg       string
 	forbidden []string // import paths; "p/..." is p and every package under it
 }{
-	{pkg: "toolhost/internal/guard", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
-	{pkg: "toolhost/internal/contracts", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
-	{pkg: "toolhost/internal/tooldef", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/...", "toolhost/internal/contracts"}},
-	{pkg: "toolhost/internal/executor", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
-	{pkg: "toolhost/internal/registry", forbidden: []string{"toolhost/internal/wasmtool"}},
+	{pkg: "github.com/toolhost/toolhost/internal/guard", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
+	{pkg: "github.com/toolhost/toolhost/internal/contracts", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
+	{pkg: "github.com/toolhost/toolhost/internal/tooldef", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/...", "github.com/toolhost/toolhost/internal/contracts"}},
+	{pkg: "github.com/toolhost/toolhost/internal/executor", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
+	{pkg: "github.com/toolhost/toolhost/internal/registry", forbidden: []string{"github.com/toolhost/toolhost/internal/wasmtool"}},
 }
 
 // TestLayering reads the import graph with go list and fails for each

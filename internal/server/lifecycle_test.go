@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 const pingRun = `{"input":{"operation":"ping"}}`

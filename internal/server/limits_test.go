@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // The bounds of multipart bodies (docs/http.md, "Bounded requests"):

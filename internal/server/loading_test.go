@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // loadingDiag is the part of diagnostics that lists loads in progress.

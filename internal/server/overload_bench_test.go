@@ -23,9 +23,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // BenchmarkOverload is `make bench-overload` (issue 11, finding 9): a real

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // An allow-list that does not parse stops the server at startup with an

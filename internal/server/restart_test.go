@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/guest"
-	"toolhost/internal/engines"
-	"toolhost/internal/native"
-	"toolhost/internal/server"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/engines"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The sleeper is a test-only native job tool: it sleeps for its input's

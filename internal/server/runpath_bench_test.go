@@ -20,10 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/policy"
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // BenchmarkRunPath measures the HTTP request path of a sync run (issue 13,

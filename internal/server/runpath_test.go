@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/guard"
-	"toolhost/internal/policy"
-	"toolhost/internal/server"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // The one run path, end to end (issue 12, "Done means"): the guard alone

@@ -26,24 +26,24 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"toolhost/host"
-	"toolhost/internal/abuse"
-	"toolhost/internal/api"
-	"toolhost/internal/auth"
-	"toolhost/internal/contracts"
-	"toolhost/internal/engine"
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/executor"
-	"toolhost/internal/guard"
-	"toolhost/internal/jobs"
-	"toolhost/internal/metrics"
-	"toolhost/internal/native"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/run"
-	"toolhost/internal/store"
-	"toolhost/internal/supervisor"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/api"
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/metrics"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/run"
+	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // DatabaseFile is the SQLite database's name in the data folder.
@@ -647,7 +647,7 @@ func signingKey(path string) ([]byte, error) {
 // so that anonymous callers keep their jobs across a restart.
 func ownerKey(signing []byte) []byte {
 	m := hmac.New(sha256.New, signing)
-	m.Write([]byte("toolhost/jobs/anonymous-owner/v1"))
+	m.Write([]byte("github.com/toolhost/toolhost/jobs/anonymous-owner/v1"))
 	return m.Sum(nil)
 }
 

@@ -20,13 +20,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/api"
-	"toolhost/internal/contracts"
-	"toolhost/internal/engines"
-	"toolhost/internal/server"
-	"toolhost/internal/supervisor"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/api"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/engines"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // workerEnv makes the test binary a native worker: the servers of these

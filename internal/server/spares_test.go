@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // nativeWorkersDiag is the part of diagnostics that reports the native

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/server"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // TestSQLFreeRunPath (issue 13, item 2: "No SQLite statement on the sync
@@ -105,7 +105,7 @@ func TestSQLFreeRunPath(t *testing.T) {
 // maintenance services poll the database).
 func background(st store.Statement) bool {
 	for _, f := range st.Stack {
-		if strings.HasPrefix(f, "toolhost/internal/abuse.(*Log).loop (") || strings.HasPrefix(f, "github.com/riverqueue/river") {
+		if strings.HasPrefix(f, "github.com/toolhost/toolhost/internal/abuse.(*Log).loop (") || strings.HasPrefix(f, "github.com/riverqueue/river") {
 			return true
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes on dir (made if missing) and

@@ -14,9 +14,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"toolhost/internal/guard"
-	"toolhost/internal/server"
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // TestRunsDoNotWaitOnALockedDatabase (issue 11, finding 10): while another

@@ -8,15 +8,15 @@ import (
 	"slices"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/engine"
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/engines/pages"
-	"toolhost/internal/native"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/supervisor"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/engines/pages"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // ToolsConfig configures the tool side of a process ([OpenTools]): what

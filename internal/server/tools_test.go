@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/engines/pages"
-	"toolhost/internal/server"
-	"toolhost/internal/supervisor"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/engines/pages"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/supervisor"
 )
 
 // TestOpenTools checks the composition serve and the command line share:

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // The golden HTTP transcripts (testdata/http/*.golden): each case sends

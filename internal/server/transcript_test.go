@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/guest"
-	"toolhost/internal/guard"
-	"toolhost/internal/native"
-	"toolhost/internal/server"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // TestTranscript records one golden transcript per case (testdata/http,

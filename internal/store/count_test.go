@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // The statement counter of the toolhost_count build sees every statement a
@@ -67,7 +67,7 @@ func TestCountsStatements(t *testing.T) {
 	var texts []string
 	for _, st := range got {
 		texts = append(texts, st.Pool+" "+st.SQL)
-		if !strings.HasPrefix(st.Caller, "toolhost/internal/store_test.TestCountsStatements (") || !st.OnStack("toolhost/internal/store_test.TestCountsStatements") {
+		if !strings.HasPrefix(st.Caller, "github.com/toolhost/toolhost/internal/store_test.TestCountsStatements (") || !st.OnStack("github.com/toolhost/toolhost/internal/store_test.TestCountsStatements") {
 			t.Errorf("%v: caller %q", st, st.Caller)
 		}
 	}

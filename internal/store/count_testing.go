@@ -44,7 +44,7 @@ func (s Statement) String() string {
 }
 
 // OnStack reports whether a frame of the statement's stack is in function
-// fn (its full name, such as "toolhost/internal/abuse.(*Log).loop").
+// fn (its full name, such as "github.com/toolhost/toolhost/internal/abuse.(*Log).loop").
 func (s Statement) OnStack(fn string) bool {
 	for _, f := range s.Stack {
 		if strings.HasPrefix(f, fn+" (") {

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store"
 )
 
 // Closing a Store stops every goroutine its pools started.

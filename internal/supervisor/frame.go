@@ -9,9 +9,9 @@ import (
 	"io"
 	"time"
 
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Protocol is the version of the frame protocol a worker speaks; it is in

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 func TestFrameRoundTrip(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/engine"
 )
 
 // host is the Linux machinery of a Supervisor.

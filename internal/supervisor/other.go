@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // host is empty where native jobs cannot run.

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"testing"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 func TestUnavailable(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/guest"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // probeIn is the probe tool's input: mode says what the worker does.

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // errSpareGone is returned by handOff when a spare turns out to have died

@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // accept turns the result frame into the outcome. The supervisor does not

@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Timing constants of one job. None of them is a test expectation.

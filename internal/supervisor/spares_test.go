@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // spareSupervisor returns a supervisor in mode with n spares, whatever

@@ -24,9 +24,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // waitBound is how long a test waits for an event it polls for. It is a

@@ -9,11 +9,11 @@ import (
 	"slices"
 	"time"
 
-	"toolhost/internal/native"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // EnvWorkerID is the environment variable that holds the id the

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/native"
 )
 
 // WorkerMain is the hidden "toolhost worker" entry point: the child side of

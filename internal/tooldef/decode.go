@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"toolhost/internal/policy"
-	"toolhost/internal/schema"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Limits on a declaration.

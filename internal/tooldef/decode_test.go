@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 const fixture = "../../testdata/declarations/allocator.json"

@@ -1,6 +1,6 @@
 package tooldef
 
-import "toolhost/internal/policy"
+import "github.com/toolhost/toolhost/internal/policy"
 
 // Package is a decoded package declaration: the versions every service
 // shares and the services, each either usable or refused on its own, so

@@ -4,9 +4,9 @@ import (
 	"reflect"
 	"testing"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // decodePlatform decodes the fixture with the platform block p (nil: none)

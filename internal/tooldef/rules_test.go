@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // CheckPlatform's job rules read the run route: without one (routed

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The contract's rule, written out code by code.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // kibText is the 1 KiB text the per-item benchmarks send.

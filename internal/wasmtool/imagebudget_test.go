@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // A template whose start function or _initialize runs out of host's image

@@ -3,7 +3,7 @@ package wasmtool
 import (
 	"errors"
 
-	"toolhost/host"
+	"github.com/toolhost/toolhost/host"
 )
 
 // moduleLimit reports the name of the structure limit host refused the

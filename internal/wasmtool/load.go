@@ -7,10 +7,10 @@ import (
 	"runtime"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/policy"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // SidecarSuffix names the manifest beside an Extism plugin without a

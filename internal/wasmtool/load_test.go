@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/policy"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // phaseLoader is a loader with the given phase deadlines and load bound,

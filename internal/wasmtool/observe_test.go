@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/testmodule"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // recorder is an Observer that writes down what it is told, in order.

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // The size limits of the files a module is loaded from. A larger file is

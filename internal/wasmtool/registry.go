@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
 )
 
 // A Loader is the registry's loader of the tools folder: the registry

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"toolhost/internal/registry"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 // The registry names the folder's files, the queued phase and a refused

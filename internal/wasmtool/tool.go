@@ -6,12 +6,12 @@ import (
 	"errors"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/policy"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Tool is a loaded module with its services. It is immutable and safe for

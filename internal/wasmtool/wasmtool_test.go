@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/host"
-	"toolhost/internal/policy"
-	"toolhost/internal/testmodule"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
 func newLoader(t testing.TB) *wasmtool.Loader {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // benchDocument is a ~100 KiB object shaped like tool parameters: nested

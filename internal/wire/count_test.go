@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // TestDecodesCounter checks the counter the decode-count tests rely on:
@@ -64,7 +64,7 @@ func TestDecodesCounter(t *testing.T) {
 		if c.Encode != w.encode || !bytes.Equal(c.Data, []byte(w.data)) || (c.Data == nil) != w.nilled {
 			t.Errorf("call %d: %v, want encode=%v %q", i, c, w.encode, w.data)
 		}
-		if !strings.HasPrefix(c.Caller, "toolhost/internal/wire_test.TestDecodesCounter ") || !strings.Contains(c.Caller, "count_test.go:") {
+		if !strings.HasPrefix(c.Caller, "github.com/toolhost/toolhost/internal/wire_test.TestDecodesCounter ") || !strings.Contains(c.Caller, "count_test.go:") {
 			t.Errorf("call %d: caller %q, want this test", i, c.Caller)
 		}
 		if len(c.Stack) < 2 || c.Stack[0] != c.Caller {

@@ -98,7 +98,7 @@ func record(encode bool, data []byte) {
 	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
 	for {
 		f, more := frames.Next()
-		if !strings.HasPrefix(f.Function, "toolhost/internal/wire.") && len(c.Stack) < 24 {
+		if !strings.HasPrefix(f.Function, "github.com/toolhost/toolhost/internal/wire.") && len(c.Stack) < 24 {
 			c.Stack = append(c.Stack, fmt.Sprintf("%s (%s:%d)", f.Function, f.File, f.Line))
 		}
 		if !more {

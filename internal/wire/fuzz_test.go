@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // FuzzDecode checks that Decode never panics on any input and that, for any

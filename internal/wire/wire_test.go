@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/canonical")

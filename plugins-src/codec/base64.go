@@ -3,9 +3,9 @@ package main
 import (
 	"errors"
 
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/base64text"
-	"toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/base64text"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
 )
 
 // base64Input is the base64 service's parameters.

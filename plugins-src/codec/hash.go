@@ -1,9 +1,9 @@
 package main
 
 import (
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
-	"toolhost/plugins-src/internal/digest"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/digest"
 )
 
 // hashInput is the hash service's parameters.

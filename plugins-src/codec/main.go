@@ -6,8 +6,8 @@
 package main
 
 import (
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
 )
 
 func init() {

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
-	"toolhost/plugins-src/internal/percent"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/percent"
 )
 
 // urlInput is the url service's parameters.

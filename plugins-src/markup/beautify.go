@@ -1,11 +1,11 @@
 package main
 
 import (
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
-	"toolhost/plugins-src/internal/cssfmt"
-	"toolhost/plugins-src/internal/htmlfmt"
-	"toolhost/plugins-src/internal/jsonfmt"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/cssfmt"
+	"github.com/toolhost/toolhost/plugins-src/internal/htmlfmt"
+	"github.com/toolhost/toolhost/plugins-src/internal/jsonfmt"
 )
 
 // beautifyInput is the beautify service's parameters; the operation names

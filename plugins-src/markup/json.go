@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
-	"toolhost/plugins-src/internal/jsonfmt"
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/jsonfmt"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // jsonInput is the json service's parameters.

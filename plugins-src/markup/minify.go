@@ -1,9 +1,9 @@
 package main
 
 import (
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
-	"toolhost/plugins-src/internal/minify"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/minify"
 )
 
 // minifyInput is the minify service's parameters; the operation names the

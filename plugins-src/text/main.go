@@ -6,10 +6,10 @@
 package main
 
 import (
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/bundled"
-	"toolhost/plugins-src/internal/slugify"
-	"toolhost/plugins-src/internal/textcase"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/slugify"
+	"github.com/toolhost/toolhost/plugins-src/internal/textcase"
 )
 
 func init() {

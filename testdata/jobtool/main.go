@@ -8,7 +8,7 @@
 package main
 
 import (
-	"toolhost/guest"
+	"github.com/toolhost/toolhost/guest"
 )
 
 // JobType and Operation are the job the tool's run submits.

@@ -4,7 +4,7 @@
 // package guest build it for wasip1.
 package main
 
-import "toolhost/guest"
+import "github.com/toolhost/toolhost/guest"
 
 type input struct {
 	Operation string `json:"operation"`

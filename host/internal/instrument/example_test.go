@@ -9,8 +9,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"toolhost/host/internal/instrument"
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // The host's side of fuel: rewrite, compile, set the budget before a call,

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // brTableCode is code that runs a br_table of labels labels (its default

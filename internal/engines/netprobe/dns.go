@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // recordTypes are the record types dns_lookup answers, in report order.

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // AllowEnv is the environment variable holding the operator's allow-list:

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // accepts is a TCP listener on 127.0.0.1 (and ::1 at the same port where

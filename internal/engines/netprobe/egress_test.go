@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/native"
 )
 
 // The guard's table: every IANA special-purpose range of both families,

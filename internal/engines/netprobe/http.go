@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // httpInput is the input of http_headers.

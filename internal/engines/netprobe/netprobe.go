@@ -36,9 +36,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"toolhost/guest"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Name is the package name: "builtin/netprobe" in sources and failures.

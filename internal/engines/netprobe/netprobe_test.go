@@ -16,16 +16,16 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/catalog"
-	"toolhost/internal/contracts"
-	"toolhost/internal/engines/netprobe"
-	"toolhost/internal/native"
-	"toolhost/internal/policy"
-	"toolhost/internal/registry"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/catalog"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/engines/netprobe"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // loopback is the allow-list the tests that probe their own servers set.

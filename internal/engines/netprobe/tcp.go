@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // portInput is the input of port_check.

@@ -10,7 +10,7 @@ import (
 	"net/netip"
 	"time"
 
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // tlsInput is the input of tls_check.

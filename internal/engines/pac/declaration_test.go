@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 func TestDeclarationAccepted(t *testing.T) {

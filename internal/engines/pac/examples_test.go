@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the example results in testdata/examples")

@@ -13,12 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/native"
-	"toolhost/internal/native/nativetest"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/native/nativetest"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // requireCBC skips a test that needs the cbc engine when it is missing,

@@ -22,9 +22,9 @@ import (
 	"fmt"
 	"sync"
 
-	"toolhost/guest"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Identity of the package and its service.

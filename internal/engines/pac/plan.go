@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"time"
 
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Parameters of the plan model (docs/tools/pac_allocator.md, "The model").

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // handChecked is the portfolio every hand-checked plan starts from, in

@@ -11,8 +11,8 @@ import (
 	"context"
 	_ "embed"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Name names the package among the builtins: "builtin/pages".

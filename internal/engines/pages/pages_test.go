@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	"toolhost/internal/engine"
-	"toolhost/internal/engines/pages"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engine"
+	"github.com/toolhost/toolhost/internal/engines/pages"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 func TestDeclarationIsPageOnly(t *testing.T) {

@@ -34,9 +34,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"toolhost/guest"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Name is the package name: "builtin/pdf" in sources and failures.

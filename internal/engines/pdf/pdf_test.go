@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/contracts"
-	"toolhost/internal/engines/pdf"
-	"toolhost/internal/native"
-	"toolhost/internal/native/nativetest"
-	"toolhost/internal/policy"
-	"toolhost/internal/schema"
-	"toolhost/internal/tooldef"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/internal/contracts"
+	"github.com/toolhost/toolhost/internal/engines/pdf"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/native/nativetest"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/tooldef"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // requireEngines skips the test when qpdf or pdftoppm is missing, and

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strconv"
 
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // MaxPasswordLength is the longest password, in characters: AES-256 PDF

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // protectResult is the result of pdf_protect.

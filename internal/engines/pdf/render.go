@@ -9,8 +9,8 @@ import (
 	"os"
 	"strconv"
 
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Limits of pdf_to_image.

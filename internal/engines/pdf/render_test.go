@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"toolhost/internal/engines/pdf"
-	"toolhost/internal/native"
-	"toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/engines/pdf"
+	"github.com/toolhost/toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // renderResult is the result of pdf_to_image.

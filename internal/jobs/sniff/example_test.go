@@ -3,7 +3,7 @@ package sniff_test
 import (
 	"fmt"
 
-	"toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
 )
 
 // A file's name says nothing: a PNG called report.pdf is a PNG, and a PDF

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/jobs/sniff"
 )
 
 func TestDetect(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"toolhost/internal/native"
+	"github.com/toolhost/toolhost/internal/native"
 )
 
 // RequireEngines skips the test when an engine of p is missing on PATH,

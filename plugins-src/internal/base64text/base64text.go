@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // Alphabet is a base64 alphabet; its values are the service's.

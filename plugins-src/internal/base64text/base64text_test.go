@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 func TestEncode(t *testing.T) {

@@ -6,8 +6,8 @@ package bundled
 import (
 	"errors"
 
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // The versions every bundled package and service declares.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"toolhost/guest"
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 var errSentinel = errors.New("sentinel")

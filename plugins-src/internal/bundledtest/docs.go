@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/guest"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // CheckDocs runs the examples of a tool's documentation page and fails the

@@ -13,12 +13,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"toolhost/guest"
-	"toolhost/host"
-	"toolhost/internal/policy"
-	"toolhost/internal/toolerr"
-	"toolhost/internal/wasmtool"
-	"toolhost/internal/wire"
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Module builds the tool package plugins-src/<dir> for wasip1 as make wasm
@@ -35,7 +35,7 @@ func Module(t *testing.T, dir string) *wasmtool.Tool {
 	}
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, dir+".wasm")
-	cmd := exec.Command(goTool, "build", "-trimpath", "-buildmode=c-shared", "-o", out, "toolhost/plugins-src/"+dir)
+	cmd := exec.Command(goTool, "build", "-trimpath", "-buildmode=c-shared", "-o", out, "github.com/toolhost/toolhost/plugins-src/"+dir)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", dir, err, b)

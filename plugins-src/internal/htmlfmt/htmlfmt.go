@@ -24,7 +24,7 @@ import (
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/html"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // MaxIndent is the widest indentation accepted, in spaces per level.

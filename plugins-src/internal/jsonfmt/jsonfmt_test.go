@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 func TestFormat(t *testing.T) {

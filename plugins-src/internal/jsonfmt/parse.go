@@ -3,7 +3,7 @@ package jsonfmt
 import (
 	"unicode/utf8"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // kind is the kind of a token.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // FuzzMinify checks that no language panics and that every fault is a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 func TestMinify(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"github.com/tdewolff/parse/v2"
 	xmllex "github.com/tdewolff/parse/v2/xml"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // MaxDepth is the deepest element nesting checkTags accepts.

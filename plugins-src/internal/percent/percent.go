@@ -20,7 +20,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 // Component is the URL component text is encoded for; its values are the

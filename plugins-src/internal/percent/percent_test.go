@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"toolhost/plugins-src/internal/textpos"
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
 func TestEncode(t *testing.T) {

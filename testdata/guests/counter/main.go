@@ -6,7 +6,7 @@ package main
 import (
 	"strings"
 
-	"toolhost/guest"
+	"github.com/toolhost/toolhost/guest"
 )
 
 // calls counts computes in this instance; primes is built by init, so it is
