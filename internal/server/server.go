@@ -20,6 +20,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -254,6 +255,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	// The teardown closes them one by one, interleaved with the executor
 	// and the abuse log (Server.teardown).
 	s.runtime, s.loader, s.supervisor, s.registry = tools.Runtime, tools.Loader, tools.Supervisor, tools.Registry
+	go releaseLoadingHeap(s.registry.Started())
 	memoryMode := tools.MemoryMode()
 	if s.executor, err = executor.New(executor.Config{
 		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Logger: cfg.Logger,
@@ -663,3 +665,15 @@ func runtimeID() string {
 
 // Abuse returns the process's abuse log, for the abuse command and tests.
 func (s *Server) Abuse() *abuse.Log { return s.abuse }
+
+// releaseLoadingHeap hands the heap that the first scan freed back to the
+// operating system once started is closed. Loading a module allocates many
+// times what the loaded module keeps (reading, instrumenting, imaging and
+// compiling it: about 800 MB for the bundled modules on a cold cache, 60
+// MB warm), and the runtime's scavenger returns that only slowly; without
+// this the idle process holds it for minutes (docs/performance.md,
+// "Memory").
+func releaseLoadingHeap(started <-chan struct{}) {
+	<-started
+	debug.FreeOSMemory()
+}
