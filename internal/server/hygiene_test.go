@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -240,5 +241,39 @@ func TestReadyAfterTheFirstScan(t *testing.T) {
 	}
 	if !refused {
 		t.Errorf("ready without the refused module in the diagnostics: %+v", r.diagnostics().Failures)
+	}
+}
+
+// A start on an empty cache folder with every bundled module, as a first
+// `make run` is (issue 14): /healthz answers while the modules compile,
+// /readyz is 503 until the first scan is done and 200 after it, and every
+// service of every bundled module is published.
+func TestColdStartPublishesEveryBundledTool(t *testing.T) {
+	modules := bundled(t)
+	modules["markup.wasm"] = module(t, "plugins-src/markup")
+	r := startConfigured(t, modules, false, func(c *server.Config) {
+		c.Loading = server.LoadingConfig{Background: true}
+	})
+	if status, _, _ := r.do("GET", "/healthz", "", nil); status != http.StatusOK {
+		t.Fatalf("/healthz while compiling: %d", status)
+	}
+	if status, _, body := r.do("GET", "/readyz", "", nil); status != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz while compiling: %d %s", status, body)
+	}
+	eventually(t, "/readyz turns 200", func() bool {
+		status, _, _ := r.do("GET", "/readyz", "", nil)
+		return status == http.StatusOK
+	})
+	want := []string{"base64", "beautify", "case", "hash", "json", "minify", "slug", "url"}
+	eventually(t, "every bundled tool is published", func() bool {
+		var codes []string
+		for _, d := range r.catalog().Items {
+			codes = append(codes, d.ToolCode)
+		}
+		slices.Sort(codes)
+		return slices.Equal(codes, want)
+	})
+	if f := r.diagnostics().Failures; len(f) != 0 {
+		t.Errorf("refusals on a cold start: %+v", f)
 	}
 }
