@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
 )
@@ -28,6 +29,12 @@ import (
 // random source are the per-call fakes), so a cached image is the one the
 // template would capture. An entry that cannot be read, or whose checksum
 // does not match, is ignored and written again.
+//
+// A hit sets the entry's modification and access times to now, so that a
+// size bound over the cache folder (toolhost's --cache-max-bytes) evicts
+// the least recently used images first. An entry may vanish at any time
+// (another process sharing the folder evicted it): a read that finds none
+// runs the template and writes it again.
 
 // imageCacheVersion names the format and the template's behaviour.
 const imageCacheVersion = "toolhost-image-1"
@@ -68,6 +75,8 @@ func readCachedImage(path string) (*cachedImage, bool) {
 		os.Remove(path) // written again by the template's load
 		return nil, false
 	}
+	now := time.Now()
+	os.Chtimes(path, now, now) // the entry was used; an error only ages it
 	return c, true
 }
 

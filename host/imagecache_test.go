@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/toolhost/toolhost/host/internal/instrument"
 	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
@@ -74,5 +76,35 @@ func TestImageCache(t *testing.T) {
 	}
 	if _, err := decodeCachedImage(raw); err != nil {
 		t.Errorf("the damaged entry was not written again: %v", err)
+	}
+}
+
+// A cache hit marks the entry used: its modification time moves to now,
+// which is what the cache folder's size bound evicts by.
+func TestImageCacheHitTouches(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, imageCacheDir, "entry.img")
+	c := &cachedImage{image: instrument.Image{MemoryPages: 1, Globals: map[uint32]uint64{3: 7}}, contents: make([]byte, 1<<16)}
+	writeCachedImage(path, c)
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := readCachedImage(path)
+	if !ok || got.image.Globals[3] != 7 {
+		t.Fatalf("readCachedImage = %+v, %v; want the entry written", got, ok)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().After(old.Add(time.Hour)) {
+		t.Errorf("a hit left the entry's mtime at %v", fi.ModTime())
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := readCachedImage(path); ok {
+		t.Error("readCachedImage found an entry that vanished")
 	}
 }
