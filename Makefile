@@ -10,15 +10,28 @@ BENCHTIME   ?= 1s
 FUZZ_TARGETS = ./internal/wire:FuzzDecode ./internal/schema:FuzzCheck ./internal/schema:FuzzFlat ./guest:FuzzFastPath ./host/internal/instrument:FuzzRewrite
 
 export CGO_ENABLED ?= 0
+# Go where the Go machines install it, when no go is on PATH already.
+export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build wasm run test bench bench-http bench-overload fuzz lint check clean
+.PHONY: all deps deps-run build wasm run test bench bench-start bench-http bench-overload fuzz lint check clean
 
 all: build
 
+## deps: install what `make test` needs when it is missing (scripts/deps:
+## Debian packages through apt-get as root, otherwise the exact command to
+## run; a few milliseconds when everything is there). deps-run: what
+## `make run` needs (Go). TOOLHOST_DEPS=skip skips both.
+deps:
+	@GO=$(GO) scripts/deps test
+deps-run:
+	@GO=$(GO) scripts/deps run
+
 ## build: the toolhost binary in bin/ (stamped with its commit: -buildvcs=auto
 ## overrides a GOFLAGS=-buildvcs=false, and stamps nothing outside git).
-build:
-	$(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/toolhost
+## A first build from an empty Go build cache takes minutes (README).
+build: deps-run
+	@echo "build $(BIN) (a first build, from an empty Go build cache, takes about 5 minutes on 2 cores)"
+	@scripts/progress "build $(BIN)" $(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/toolhost
 
 ## wasm: every bundled tool package in plugins-src/ as wasm/<name>.wasm.
 wasm:
@@ -46,15 +59,27 @@ RACE_PKGS = ./internal/run ./internal/guard ./internal/executor ./internal/regis
 ## and the SQL statement counts (build tag toolhost_count,
 ## docs/canonical-json.md, docs/performance.md), then the
 ## concurrency packages under -race.
-test: wasm
+test: deps wasm
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'Pool' ./host
 
-## bench: the benchmarks, recorded in docs/performance.md.
+## bench: the benchmarks, recorded in docs/performance.md, then the
+## start-up figures (bench-start).
 bench: wasm
 	$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./...
+	@$(MAKE) --no-print-directory bench-start
+
+## bench-start: issue 14's start-up figures beside their goals
+## (bench/startbench: module sizes, cold and warm loads, serve's start to
+## listening, ready and the first hash run, cold and warm, idle RSS, a
+## dropped module; bench/README.md). About two minutes; BENCH_START_FLAGS
+## passes flags (e.g. -warm-runs 5 -keep).
+BENCH_START_FLAGS ?=
+bench-start: build wasm
+	$(GO) build -trimpath -o bin/startbench ./bench/startbench
+	bin/startbench -toolhost $(BIN) -tools-dir $(WASM_DIR) $(BENCH_START_FLAGS)
 
 ## bench-http: Toolhost's run route side by side with the same sha256 in an
 ## unsandboxed gin peer and (when node and npm are installed) an Express

@@ -1,0 +1,330 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// runPath is the hash tool's run route; runBody is the request, as in
+// bench/httpbench.
+const runPath = "/api/v1/tools/hash/run"
+
+var runBody = []byte(`{"input":{"operation":"digest","text":"The quick brown fox jumps over the lazy dog","algorithm":"sha256"}}`)
+
+// stopGrace is how long serve has to stop after SIGTERM before its process
+// group is killed; serve is started with a shorter shutdown timeout.
+const stopGrace = 15 * time.Second
+
+// bench holds what every measurement shares.
+type bench struct {
+	c        config
+	toolhost string
+	tmp      string
+}
+
+// startFigures are one start of serve, each from the moment the process
+// was started.
+type startFigures struct {
+	listening time.Duration // /healthz 200
+	ready     time.Duration // /readyz 200
+	firstHash time.Duration // the first 200 of the run route with status succeeded
+	rssBytes  int64         // VmRSS -idle after ready
+}
+
+// check loads module alone with `toolhost check MODULE --cache-dir DIR`:
+// once on an empty cache folder, then -warm-runs times on the same folder.
+// Each figure is the process's wall time, its start and exit included.
+func (b *bench) check(ctx context.Context, module string, mf *moduleFigures) error {
+	cache := filepath.Join(b.tmp, "check-"+strings.TrimSuffix(mf.name, ".wasm"))
+	once := func() (time.Duration, error) {
+		cmd := exec.CommandContext(ctx, b.toolhost, "check", module, "--cache-dir", cache)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		err := cmd.Run()
+		d := time.Since(start)
+		if err != nil {
+			return 0, fmt.Errorf("toolhost check %s: %v\n%s", module, err, joinLines(out.String(), 10))
+		}
+		return d, nil
+	}
+	var err error
+	if mf.cold, err = once(); err != nil {
+		return err
+	}
+	mf.cacheBytes = dirBytes(cache)
+	for range b.c.warmRuns {
+		d, err := once()
+		if err != nil {
+			return err
+		}
+		mf.warm = append(mf.warm, d)
+	}
+	return nil
+}
+
+// serveProcess is one started `toolhost serve`.
+type serveProcess struct {
+	cmd     *exec.Cmd
+	base    string
+	logPath string
+	started time.Time
+	exited  chan struct{}
+}
+
+// startServe starts serve on a free loopback port, leading its own process
+// group, with its output in NAME.log; the child gets SIGTERM if the
+// benchmark dies first.
+func (b *bench) startServe(name, tools, cache, data string) (*serveProcess, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(b.tmp, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cmd := exec.Command(b.toolhost, "serve", "--addr", addr, "--tools-dir", tools,
+		"--cache-dir", cache, "--data-dir", data, "--drain-delay", "0", "--shutdown-timeout", "10s")
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	p := &serveProcess{cmd: cmd, base: "http://" + addr, logPath: logPath, exited: make(chan struct{})}
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting toolhost serve: %w", err)
+	}
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// stop sends serve SIGTERM and waits for it, then kills its process group
+// after stopGrace. It is safe to call more than once.
+func (p *serveProcess) stop() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(stopGrace):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.exited
+	}
+}
+
+// failure is err with the tail of serve's log.
+func (p *serveProcess) failure(what string, err error) error {
+	b, _ := os.ReadFile(p.logPath)
+	return fmt.Errorf("%s: %w; serve's log (%s) ends:\n%s", what, err, p.logPath, joinLines(string(b), 15))
+}
+
+// start starts serve and measures one start: listening, ready and the
+// first hash run, polled side by side, then the idle RSS; it stops serve.
+func (b *bench) start(ctx context.Context, name, tools, cache, data string) (startFigures, error) {
+	var f startFigures
+	p, err := b.startServe(name, tools, cache, data)
+	if err != nil {
+		return f, err
+	}
+	defer p.stop()
+	ctx, cancel := context.WithTimeout(ctx, b.c.limit)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	probes := []struct {
+		d  *time.Duration
+		ok func(context.Context) bool
+	}{
+		{&f.listening, func(ctx context.Context) bool { return get(ctx, p.base+"/healthz") == http.StatusOK }},
+		{&f.ready, func(ctx context.Context) bool { return get(ctx, p.base+"/readyz") == http.StatusOK }},
+		{&f.firstHash, func(ctx context.Context) bool { return hashRun(ctx, p.base) }},
+	}
+	for i, pr := range probes {
+		wg.Go(func() {
+			*pr.d, errs[i] = p.poll(ctx, b.c.poll, pr.ok)
+		})
+	}
+	wg.Wait()
+	for i, what := range []string{"listening", "ready", "first hash run"} {
+		if errs[i] != nil {
+			return f, p.failure(name+": "+what, errs[i])
+		}
+	}
+	select {
+	case <-time.After(b.c.idle):
+	case <-ctx.Done():
+		return f, ctx.Err()
+	}
+	if f.rssBytes, err = vmRSS(p.cmd.Process.Pid); err != nil {
+		return f, p.failure(name+": reading VmRSS", err)
+	}
+	return f, nil
+}
+
+// poll calls ok every interval until it is true and returns the time from
+// the process's start; it fails when serve exits or ctx ends first.
+func (p *serveProcess) poll(ctx context.Context, interval time.Duration, ok func(context.Context) bool) (time.Duration, error) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if ok(ctx) {
+			return time.Since(p.started), nil
+		}
+		select {
+		case <-p.exited:
+			return 0, fmt.Errorf("serve exited (%v)", p.cmd.ProcessState)
+		case <-ctx.Done():
+			if ctx.Err() == context.DeadlineExceeded {
+				return 0, errNotReady
+			}
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// drop starts serve on an empty tools folder and an empty cache, waits
+// until it is ready, then moves a copy of module into the folder (a rename,
+// as a careful deployment does) and returns the time from the rename to
+// the first successful hash run.
+func (b *bench) drop(ctx context.Context, module string) (time.Duration, error) {
+	tools := filepath.Join(b.tmp, "drop-tools")
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		return 0, err
+	}
+	staged := filepath.Join(b.tmp, "drop-staged.wasm")
+	mod, err := os.ReadFile(module)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.WriteFile(staged, mod, 0o644); err != nil {
+		return 0, err
+	}
+	p, err := b.startServe("drop", tools, filepath.Join(b.tmp, "drop-cache"), filepath.Join(b.tmp, "drop-data"))
+	if err != nil {
+		return 0, err
+	}
+	defer p.stop()
+	ctx, cancel := context.WithTimeout(ctx, b.c.limit)
+	defer cancel()
+	ready := func(ctx context.Context) bool { return get(ctx, p.base+"/readyz") == http.StatusOK }
+	if _, err := p.poll(ctx, b.c.poll, ready); err != nil {
+		return 0, p.failure("drop: ready", err)
+	}
+	dropped := time.Now()
+	if err := os.Rename(staged, filepath.Join(tools, filepath.Base(module))); err != nil {
+		return 0, err
+	}
+	if _, err := p.poll(ctx, b.c.poll, func(ctx context.Context) bool { return hashRun(ctx, p.base) }); err != nil {
+		return 0, p.failure("drop: first hash run", err)
+	}
+	return time.Since(dropped), nil
+}
+
+// client is every probe's: a short timeout, so that a stuck request does
+// not hide the next poll for long.
+var client = &http.Client{Timeout: 5 * time.Second}
+
+// get returns the status of GET url, or 0 when it got no answer.
+func get(ctx context.Context, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// hashRun reports whether one hash run succeeded (anonymous: serve's
+// guard is in report mode by default).
+func hashRun(ctx context.Context, base string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+runPath, bytes.NewReader(runBody))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return false
+	}
+	var doc struct {
+		Status string `json:"status"`
+	}
+	return json.Unmarshal(body, &doc) == nil && doc.Status == "succeeded"
+}
+
+// vmRSS reads VmRSS of pid from /proc, in bytes.
+func vmRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return parseVmRSS(f)
+}
+
+// parseVmRSS finds the VmRSS line of a /proc/PID/status document.
+func parseVmRSS(r io.Reader) (int64, error) {
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		rest, ok := strings.CutPrefix(s.Text(), "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("unexpected VmRSS line %q", s.Text())
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		return kb * 1024, nil
+	}
+	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("no VmRSS line")
+}
+
+// freeAddr returns a loopback address with a port free at the time of the
+// call.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

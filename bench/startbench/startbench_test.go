@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseVmRSS(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  string
+		want    int64
+		wantErr bool
+	}{
+		{name: "kB", status: "Name:\ttoolhost\nVmPeak:\t  2000 kB\nVmRSS:\t  123456 kB\nThreads:\t9\n", want: 123456 * 1024},
+		{name: "no line", status: "Name:\ttoolhost\n", wantErr: true},
+		{name: "other unit", status: "VmRSS:\t12 MB\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseVmRSS(strings.NewReader(tt.status))
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Fatalf("parseVmRSS = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestVmRSSSelf reads this process's own VmRSS, where /proc exists.
+func TestVmRSSSelf(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc here")
+	}
+	n, err := vmRSS(os.Getpid())
+	if err != nil || n <= 0 {
+		t.Fatalf("vmRSS(self) = %d, %v", n, err)
+	}
+}
+
+func TestSpread(t *testing.T) {
+	tests := []struct {
+		name string
+		ds   []time.Duration
+		want string
+	}{
+		{name: "none", want: "—"},
+		{name: "one", ds: []time.Duration{190 * time.Millisecond}, want: "0.19 s"},
+		{name: "three", ds: []time.Duration{3 * time.Second, 1 * time.Second, 2 * time.Second}, want: "2.00 s (1.00–3.00)"},
+		{name: "long", ds: []time.Duration{12340 * time.Millisecond}, want: "12.3 s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := spread(tt.ds); got != tt.want {
+				t.Fatalf("spread = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
