@@ -208,9 +208,11 @@ func TestHeadOnJobRoutes(t *testing.T) {
 // then /readyz is 200 and the tools run.
 func TestReadyAfterTheFirstScan(t *testing.T) {
 	modules := bundled(t)
-	modules["loop.wasm"] = testmodule.WAT(t, "image_loop") // refused at its 2 s image deadline
+	// Refused at its image deadline; the deadline leaves the bundled modules
+	// room to image on a loaded machine (their _initialize in the interpreter).
+	modules["loop.wasm"] = testmodule.WAT(t, "image_loop")
 	r := startConfigured(t, modules, false, func(c *server.Config) {
-		c.Loading = server.LoadingConfig{Background: true, Image: 2 * time.Second}
+		c.Loading = server.LoadingConfig{Background: true, Image: 6 * time.Second}
 	})
 	if status, _, _ := r.do("GET", "/healthz", "", nil); status != http.StatusOK {
 		t.Fatalf("/healthz while loading: %d", status)
