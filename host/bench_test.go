@@ -78,7 +78,7 @@ func BenchmarkItem(b *testing.B) {
 		m := loadCodec(b, Config{})
 		s := &callState{ctx: context.Background(), limits: Limits{}.withDefaults()}
 		ctx := experimental.WithMemoryAllocator(context.WithValue(context.Background(), callStateKey{}, s), allocator{s: s, image: m.image})
-		inst, err := m.rt.wazero.InstantiateModule(ctx, m.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+		inst, err := m.cur.rt.InstantiateModule(ctx, m.cur.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 		if err != nil {
 			b.Fatal(err)
 		}

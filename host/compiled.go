@@ -17,6 +17,14 @@ import (
 // loads run at once. So the runtime shares each compiled module among its
 // holders and closes it when the last one lets go.
 
+// compiledKey names one compiled module: its engine (the optimising
+// compiler's runtime, or the interpreter's, Runtime.templateRuntime) and
+// the SHA-256 of its bytes.
+type compiledKey struct {
+	interpreted bool
+	sum         [sha256.Size]byte
+}
+
 // sharedCompiled is one compiled module and its holders.
 type sharedCompiled struct {
 	ready    chan struct{} // closed once compiled or err is set
@@ -25,14 +33,30 @@ type sharedCompiled struct {
 	refs     int
 }
 
-// compile returns the compiled module of wasm, compiling it on first use,
-// and a release func that the holder calls exactly once instead of
-// closing the module.
+// compile returns the compiled module of wasm, compiling it with the
+// optimising compiler on first use, and a release func that the holder
+// calls exactly once instead of closing the module.
 func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, func(context.Context) error, error) {
-	key := sha256.Sum256(wasm)
+	return r.compileIn(ctx, r.wazero, false, wasm)
+}
+
+// interpret is compile in wazero's interpreter (Runtime.templateRuntime):
+// for the templates and the interpreter tier (tier.go).
+func (r *Runtime) interpret(ctx context.Context, wasm []byte) (wazero.CompiledModule, func(context.Context) error, error) {
+	rt, err := r.templateRuntime(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r.compileIn(ctx, rt, true, wasm)
+}
+
+// compileIn is compile in the runtime rt, the interpreter's when
+// interpreted.
+func (r *Runtime) compileIn(ctx context.Context, rt wazero.Runtime, interpreted bool, wasm []byte) (wazero.CompiledModule, func(context.Context) error, error) {
+	key := compiledKey{interpreted, sha256.Sum256(wasm)}
 	r.mu.Lock()
 	if r.compiled == nil {
-		r.compiled = map[[sha256.Size]byte]*sharedCompiled{}
+		r.compiled = map[compiledKey]*sharedCompiled{}
 	}
 	s, ok := r.compiled[key]
 	if !ok {
@@ -42,7 +66,7 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModu
 	s.refs++
 	r.mu.Unlock()
 	if !ok {
-		s.compiled, s.err = r.wazero.CompileModule(ctx, wasm)
+		s.compiled, s.err = rt.CompileModule(ctx, wasm)
 		close(s.ready)
 	} else {
 		<-s.ready

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
@@ -169,18 +168,21 @@ func (img *memoryImage) close() {
 
 // preinitialised is what preinitialise made of a module.
 type preinitialised struct {
-	compiled wazero.CompiledModule       // the imaged module, compiled for the calls
-	release  func(context.Context) error // lets go of compiled (see Runtime.compile)
-	image    *memoryImage                // the memory the initialiser left
+	tier  *tier        // the imaged module, compiled for the calls
+	image *memoryImage // the memory the initialiser left
 }
+
+// tierBuilder compiles the bytes a module's calls run into its first tier
+// (Module.firstTier).
+type tierBuilder func(ctx context.Context, final []byte) (*tier, error)
 
 // preinitialise runs the start function and, when initialize, _initialize
 // in a template instance of the instrumented module (rewritten from wasm)
-// and compiles the module imaged from the state they left. The template
-// runs in the interpreter (Runtime.templateRuntime): only the imaged
-// module is compiled with the optimising compiler. A refusal of
+// and compiles the module imaged from the state they left with build. The
+// template runs in the interpreter (Runtime.templateRuntime): only the
+// imaged module is compiled with the optimising compiler. A refusal of
 // _initialize's signature is ErrExport.
-func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opts instrument.Options, info instrument.Info, initialize bool) (*preinitialised, error) {
+func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opts instrument.Options, info instrument.Info, initialize bool, build tierBuilder) (*preinitialised, error) {
 	switch {
 	case info.Memory == nil || !info.Memory.Exported || info.Memory.Imported:
 		return nil, fmt.Errorf("%w: no exported memory of its own", errNotImaged)
@@ -191,17 +193,17 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	}
 	cachePath := r.imageCachePath(rewritten)
 	if c, ok := readCachedImage(cachePath); ok {
-		return r.compileImage(ctx, wasm, opts, info, c)
+		return r.compileImage(ctx, wasm, opts, c, build)
 	}
 	rt, err := r.templateRuntime(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errNotImaged, err)
 	}
-	compiled, err := rt.CompileModule(withYieldListener(ctx, info), rewritten)
+	compiled, releaseTemplate, err := r.interpret(withYieldListener(ctx, info), rewritten)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling the template: %w", errNotImaged, err)
 	}
-	defer compiled.Close(context.Background())
+	defer releaseTemplate(context.Background())
 	if def, ok := compiled.ExportedFunctions()["_initialize"]; ok && (len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0) {
 		return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
 	}
@@ -258,7 +260,11 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	}
 	img.MemoryPages = size >> 16
 	c := &cachedImage{image: *img, contents: append([]byte(nil), contents...)}
-	p, err := r.compileImage(ctx, wasm, opts, info, c)
+	// The template is done with: its interpreted code (≈ 30 bytes per
+	// byte of a Go guest) goes before the imaged module is compiled.
+	inst.Close(context.Background())
+	releaseTemplate(context.Background())
+	p, err := r.compileImage(ctx, wasm, opts, c, build)
 	if err == nil {
 		writeCachedImage(cachePath, c)
 	}
@@ -266,8 +272,8 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 }
 
 // compileImage compiles the module imaged from c, the state its
-// initialiser left.
-func (r *Runtime) compileImage(ctx context.Context, wasm []byte, opts instrument.Options, info instrument.Info, c *cachedImage) (*preinitialised, error) {
+// initialiser left, with build.
+func (r *Runtime) compileImage(ctx context.Context, wasm []byte, opts instrument.Options, c *cachedImage, build tierBuilder) (*preinitialised, error) {
 	img := c.image
 	opts.Image = &img
 	imaged, _, err := instrument.Rewrite(wasm, opts)
@@ -275,11 +281,11 @@ func (r *Runtime) compileImage(ctx context.Context, wasm []byte, opts instrument
 		return nil, fmt.Errorf("%w: %w", errNotImaged, err)
 	}
 	enterPhase(ctx, PhaseCompile)
-	recompiled, release, err := r.compile(withYieldListener(ctx, info), imaged)
+	t, err := build(ctx, imaged)
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling the image: %w", errNotImaged, err)
 	}
-	return &preinitialised{compiled: recompiled, release: release, image: newMemoryImage(c.contents)}, nil
+	return &preinitialised{tier: t, image: newMemoryImage(c.contents)}, nil
 }
 
 // initFailure wraps an error of the template's start function or

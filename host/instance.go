@@ -36,10 +36,10 @@ type savedGlobal struct {
 	v uint64
 }
 
-// instantiate makes an instance of m for the call s. A pooled instance's
-// memory is a mapping of the pristine image and its mutable globals are
-// saved for reset.
-func (m *Module) instantiate(ctx context.Context, s *callState, pooled bool) (*instance, error) {
+// instantiate makes an instance of m's tier t for the call s. A pooled
+// instance's memory is a mapping of the pristine image and its mutable
+// globals are saved for reset.
+func (m *Module) instantiate(ctx context.Context, s *callState, t *tier, pooled bool) (*instance, error) {
 	inst := &instance{cur: s, funcs: map[string]api.Function{}}
 	img := m.image
 	if pooled {
@@ -47,7 +47,7 @@ func (m *Module) instantiate(ctx context.Context, s *callState, pooled bool) (*i
 	}
 	alloc := allocator{s: s, image: img, pooled: pooled, made: &inst.memory}
 	instCtx := experimental.WithMemoryAllocator(ctx, alloc)
-	mod, err := m.rt.wazero.InstantiateModule(instCtx, m.compiled, inst.config())
+	mod, err := t.rt.InstantiateModule(instCtx, t.compiled, inst.config())
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
@@ -28,8 +28,6 @@ const startFuel = 1_000_000_000
 // fresh one or an idle one reset to its pristine state (see pool.go).
 type Module struct {
 	rt             *Runtime
-	compiled       wazero.CompiledModule
-	release        func(context.Context) error // lets go of compiled (shared; see Runtime.compile)
 	exports        []string
 	callable       map[string]bool // exports of type () -> i32
 	minMemoryBytes uint64
@@ -38,10 +36,18 @@ type Module struct {
 	image          *memoryImage // set when instances start pre-initialised
 	imageErr       error        // why a module with _initialize is not
 
-	pool           *instancePool // nil when every call gets a fresh instance
-	poolErr        error         // why not
-	pristine       *memoryImage  // what a pooled instance's memory is reset to
-	mutableGlobals []string      // export names of the mutable defined globals
+	pooled         bool         // calls reuse reset instances (each tier has its pool)
+	poolErr        error        // why not
+	pristine       *memoryImage // what a pooled instance's memory is reset to
+	mutableGlobals []string     // export names of the mutable defined globals
+
+	// The tier serving new calls (tier.go), and what Optimise compiles.
+	tierMu     sync.Mutex
+	cur        *tier
+	closed     bool
+	final      []byte // the bytes the calls run, kept while on the interpreter
+	info       instrument.Info
+	optimiseMu sync.Mutex // serialises Optimise
 }
 
 // Load decodes, instruments and compiles a module, and checks that it
@@ -80,6 +86,10 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		return nil, err
 	}
 	m := &Module{rt: r, tableBytes: info.TableBytes}
+	// Under WithTiering, the first tier may be the interpreter's
+	// (tier.go); either way one compile of the bytes the calls run.
+	tiered := tieringFrom(ctx)
+	build := func(ctx context.Context, final []byte) (*tier, error) { return m.firstTier(ctx, final, info, tiered) }
 	// A module with an initialiser (a start section, _initialize) is
 	// imaged: the initialiser runs once in a template, in the interpreter,
 	// and only the imaged module is compiled (preinitialise). Otherwise,
@@ -88,10 +98,10 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	initialize := slices.ContainsFunc(info.Exports, func(e instrument.Export) bool { return e.Name == "_initialize" && e.Kind == instrument.KindFunction })
 	if (initialize || info.Start) && !r.cfg.NoPreinitialise {
 		enterPhase(ctx, PhaseImage)
-		p, err := r.preinitialise(ctx, wasm, rewritten, opts, info, initialize)
+		p, err := r.preinitialise(ctx, wasm, rewritten, opts, info, initialize, build)
 		switch {
 		case err == nil:
-			m.compiled, m.release, m.image = p.compiled, p.release, p.image
+			m.cur, m.image = p.tier, p.image
 			r.track(p.image)
 		case errors.Is(err, ErrInitBudget): // its initialiser would not end in any call either
 			return nil, fmt.Errorf("%w: %w", ErrModule, err)
@@ -101,36 +111,42 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 			m.imageErr = err
 		}
 	}
-	if m.compiled == nil {
+	if m.cur == nil {
 		enterPhase(ctx, PhaseCompile)
-		compiled, release, err := r.compile(withYieldListener(ctx, info), rewritten)
+		t, err := build(ctx, rewritten)
 		if err != nil {
 			return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
 		}
-		m.compiled, m.release = compiled, release
-		if def, ok := compiled.ExportedFunctions()["_initialize"]; ok {
+		m.cur = t
+		if def, ok := t.compiled.ExportedFunctions()["_initialize"]; ok {
 			if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
-				release(ctx)
+				t.release(ctx)
 				return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
 			}
 			m.initialize = true
 		}
 	}
-	for name := range m.compiled.ExportedFunctions() {
+	compiled := m.cur.compiled
+	for name := range compiled.ExportedFunctions() {
 		m.exports = append(m.exports, name)
 	}
 	slices.Sort(m.exports)
-	for _, mem := range m.compiled.ExportedMemories() {
+	for _, mem := range compiled.ExportedMemories() {
 		m.minMemoryBytes = uint64(mem.Min()) << 16
 	}
 	m.poolErr = m.pooling(ctx, info)
 	// wazero builds its export map on every call: decide once what can be
 	// called, here rather than on each item.
 	m.callable = map[string]bool{}
-	for name, def := range m.compiled.ExportedFunctions() {
+	for name, def := range compiled.ExportedFunctions() {
 		m.callable[name] = len(def.ParamTypes()) == 0 && slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI32})
 	}
 	return m, nil
+}
+
+// newPool is a tier's pool of idle instances.
+func (m *Module) newPool() *instancePool {
+	return &instancePool{max: cmp.Or(m.rt.cfg.IdleInstances, defaultIdleInstances())}
 }
 
 // pooling gives m its instance pool, or returns why it has none.
@@ -161,7 +177,7 @@ func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
 		// The memory as the data segments leave it, from an instance made
 		// here: no start function runs, so nothing else does.
 		s := &callState{ctx: ctx, limits: Limits{MemoryBytes: cfg.MaxMemoryBytes}.withDefaults(), log: boundedLog{max: DefaultLogBytes}}
-		inst, err := m.instantiate(context.WithValue(ctx, callStateKey{}, s), s, false)
+		inst, err := m.instantiate(context.WithValue(ctx, callStateKey{}, s), s, m.cur, false)
 		if err != nil {
 			return fmt.Errorf("instantiating the module to capture its memory: %w", err)
 		}
@@ -172,12 +188,13 @@ func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
 		inst.close()
 		m.pristine = newPristineImage(b)
 	}
-	m.pool = &instancePool{max: cmp.Or(cfg.IdleInstances, defaultIdleInstances())}
+	m.pooled = true
+	m.cur.pool = m.newPool()
 	return nil
 }
 
 // Pooled reports whether calls reuse reset instances, and if not, why.
-func (m *Module) Pooled() (bool, error) { return m.pool != nil, m.poolErr }
+func (m *Module) Pooled() (bool, error) { return m.pooled, m.poolErr }
 
 // Preinitialised reports whether calls start from a captured image instead
 // of running _initialize, and if not, why (nil for a module without an
@@ -220,11 +237,24 @@ func (m *Module) Exports() []string { return slices.Clone(m.exports) }
 // takes nothing and returns one i32, the Extism plugin function shape.
 func (m *Module) HasExport(name string) bool { return m.callable[name] }
 
-// Close closes the idle instances, releases the compiled module and stops
-// its image restorer. It is safe to call more than once.
+// Close closes the idle instances, releases the compiled module (once the
+// calls running on it have ended) and stops its image restorer. A
+// running Optimise then releases what it compiles. It is safe to call
+// more than once.
 func (m *Module) Close(ctx context.Context) error {
-	if m.pool != nil {
-		m.pool.close()
+	m.tierMu.Lock()
+	if m.closed {
+		m.tierMu.Unlock()
+		return nil
+	}
+	m.closed = true
+	t := m.cur
+	t.retired = true
+	idle := t.refs == 0
+	m.final = nil
+	m.tierMu.Unlock()
+	if t.pool != nil {
+		t.pool.close()
 	}
 	if m.image != nil {
 		m.image.close()
@@ -232,7 +262,10 @@ func (m *Module) Close(ctx context.Context) error {
 	if m.pristine != nil && m.pristine != m.image {
 		m.pristine.close()
 	}
-	return m.release(ctx)
+	if idle {
+		return t.close(ctx)
+	}
+	return nil
 }
 
 // Call runs export with input as the Extism input and returns its output,
@@ -278,20 +311,23 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	guestCtx := context.WithValue(ctx, callStateKey{}, s)
 
 	start := time.Now()
-	inst, err := m.acquire(guestCtx, s)
+	t := m.takeTier() // the call runs on the tier current now, to its end
+	defer m.dropTier(t)
+	inst, err := m.acquire(guestCtx, s, t)
 	if err != nil {
 		return nil, s.failure(err)
 	}
 	res, trapped, err := m.run(guestCtx, inst, s, export, start)
-	m.putBack(inst, s, trapped)
+	m.putBack(t, inst, s, trapped)
 	return res, err
 }
 
-// acquire returns the instance for the call s: an idle one bound to s, or
-// a new one with the start function's fuel charged and _initialize run.
-func (m *Module) acquire(ctx context.Context, s *callState) (*instance, error) {
-	if m.pool != nil {
-		if inst := m.pool.get(); inst != nil {
+// acquire returns the instance of tier t for the call s: an idle one bound
+// to s, or a new one with the start function's fuel charged and
+// _initialize run.
+func (m *Module) acquire(ctx context.Context, s *callState, t *tier) (*instance, error) {
+	if t.pool != nil {
+		if inst := t.pool.get(); inst != nil {
 			m.rt.counters.reused.Add(1)
 			inst.bind(s)
 			s.fuel.Set(uint64(s.limits.Fuel))
@@ -300,7 +336,7 @@ func (m *Module) acquire(ctx context.Context, s *callState) (*instance, error) {
 		}
 	}
 	m.rt.counters.instantiated.Add(1)
-	inst, err := m.instantiate(ctx, s, m.pool != nil)
+	inst, err := m.instantiate(ctx, s, t, t.pool != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -346,8 +382,8 @@ func (m *Module) run(ctx context.Context, inst *instance, s *callState, export s
 // putBack resets a pooled instance after its call and keeps it, or closes
 // it: always for a fresh-only module, and for a pooled one when the call
 // left state a reset cannot be trusted with (see pool.go).
-func (m *Module) putBack(inst *instance, s *callState, trapped bool) {
-	if m.pool == nil {
+func (m *Module) putBack(t *tier, inst *instance, s *callState, trapped bool) {
+	if t.pool == nil {
 		inst.close()
 		return
 	}
@@ -356,7 +392,7 @@ func (m *Module) putBack(inst *instance, s *callState, trapped bool) {
 		reason = DiscardGrowth
 	}
 	if reason == "" {
-		reason = m.pool.put(inst)
+		reason = t.pool.put(inst)
 	}
 	if reason != "" {
 		m.rt.counters.discard(reason)

@@ -58,11 +58,11 @@ func TestResetModes(t *testing.T) {
 			if !mode.noScan && !mode.noMapping && noPagemapScan.Load() {
 				t.Skip("the kernel has no PAGEMAP_SCAN (Linux 6.7): the reset read entries")
 			}
-			inst := m.pool.get()
+			inst := m.cur.pool.get()
 			if inst == nil || inst.memory.mapped == mode.noMapping {
 				t.Fatalf("the pooled instance's memory is not what mode %s uses", mode.name)
 			}
-			m.pool.put(inst)
+			m.cur.pool.put(inst)
 			if st := r.InstanceStats(); st.Reused < 5 {
 				t.Errorf("instance stats %+v: want the calls to reuse the instance", st)
 			}

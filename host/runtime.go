@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"sync"
 
@@ -52,6 +51,10 @@ type Config struct {
 	// IdleInstances bounds the reset instances kept per module. Zero
 	// means one per processor, at least two.
 	IdleInstances int
+	// InterpretFirst makes every Load under [WithTiering] start on the
+	// interpreter tier, even when the optimised code is in the cache; for
+	// the tests that compare the tiers, and measurements.
+	InterpretFirst bool
 }
 
 // Runtime compiles and runs tool modules. It is safe for concurrent use.
@@ -71,8 +74,8 @@ type Runtime struct {
 
 	mu       sync.Mutex
 	closed   bool
-	images   []*memoryImage                        // stopped by Close with the runtime
-	compiled map[[sha256.Size]byte]*sharedCompiled // by module content; see compile
+	images   []*memoryImage                  // stopped by Close with the runtime
+	compiled map[compiledKey]*sharedCompiled // by engine and module content; see compile
 }
 
 // track registers an image whose restorer Close must stop.

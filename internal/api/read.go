@@ -48,6 +48,13 @@ type DiagnosedService struct {
 	// tool_unavailable with an engine_missing issue per missing engine.
 	Available   bool           `json:"available"`
 	Unavailable *toolerr.Error `json:"unavailable,omitempty"`
+	// Tier is the tier serving a module's new items: "interpreter" while
+	// its optimised compile runs, "compiled" after the swap; absent for a
+	// builtin. TierFailure is why the compile failed ("load_timeout/compile",
+	// "module_invalid"), the interpreter serving on. Beyond seed 000
+	// (docs/registry.md, "Tiered start").
+	Tier        string `json:"tier,omitempty"`
+	TierFailure string `json:"tier_failure,omitempty"`
 }
 
 func (s *Server) diagnostics(c *gin.Context) {
@@ -71,6 +78,7 @@ func (s *Server) diagnostics(c *gin.Context) {
 	for _, svc := range snap.Services() {
 		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source,
 			Available: svc.Unavailable == nil, Unavailable: svc.Unavailable}
+		ds.Tier, ds.TierFailure = svc.Tier()
 		d.Descriptors = append(d.Descriptors, ds)
 	}
 	if d.Failures == nil {

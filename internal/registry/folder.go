@@ -423,6 +423,7 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 		r.log.Info("registry: module loaded", "file", source, "path", path,
 			"implementation_version", out.tool.ImplementationVersion(), "sha256", fmt.Sprintf("%x", out.sum))
 		e = &entry{stamp: j.stamp, sum: out.sum, verified: out.read, mod: m, pkg: modulePkg(source, m, r.log)}
+		r.startPromotion(m)
 	}
 	old := r.entries[j.name]
 	r.entries[j.name] = e

@@ -123,6 +123,33 @@ type LoadedModule interface {
 	Close(ctx context.Context) error
 }
 
+// The tiers a [TieredModule] is served from: a loader's names, which
+// diagnostics show (docs/registry.md, "Tiered start").
+const (
+	// TierInterpreter: wazero's interpreter serves the module while its
+	// optimised compile runs.
+	TierInterpreter = "interpreter"
+	// TierCompiled: wazero's optimising compiler's code serves it.
+	TierCompiled = "compiled"
+)
+
+// TieredModule is a [LoadedModule] that may start on a quick first tier
+// (wazero's interpreter) and be promoted to its optimised code later,
+// without a new module: the same services, the same identity, the same
+// snapshot. *wasmtool.Loader's modules are.
+type TieredModule interface {
+	// Tier is the tier serving the module's new items: TierInterpreter
+	// or TierCompiled.
+	Tier() string
+	// Promote compiles the optimised tier and swaps it in for the items
+	// that start from then on; items running on the first tier finish
+	// there. It returns once swapped (nil), failed (the first tier keeps
+	// serving; a LoadRefusal says why) or when ctx ends; nil at once on
+	// TierCompiled. The registry calls it once per module, on its own
+	// goroutine, after publishing the module.
+	Promote(ctx context.Context) error
+}
+
 // ModuleService is one declared service of a [LoadedModule]: usable when
 // Refusal is nil; listed but unavailable when Unavailable is set (an
 // operation policy that cannot be clamped to the platform), with no

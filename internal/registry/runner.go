@@ -26,6 +26,10 @@ type module struct {
 	retired  bool
 	shutdown bool // retired by Registry.Close
 	done     bool // the Tool is closed
+	// stopPromotion ends the module's promotion (promote.go), if one
+	// runs; promotionFailure is why it failed, as diagnostics show it.
+	stopPromotion    func()
+	promotionFailure string
 }
 
 // acquire counts one more running item. It refuses once the module is
@@ -60,6 +64,9 @@ func (m *module) retire(shutdown bool) {
 	defer m.mu.Unlock()
 	if !m.retired {
 		m.retired, m.shutdown = true, shutdown
+		if m.stopPromotion != nil {
+			m.stopPromotion()
+		}
 	}
 	m.closeIfIdle()
 }

@@ -132,6 +132,9 @@ type LoadingConfig struct {
 	// the loads running at once, abandoned ones included.
 	Read, Instrument, Compile, Image, Describe time.Duration
 	MaxLoads                                   int
+	// Untiered turns the tiered start off (ToolsConfig.Tiered): every
+	// module is published only once its optimised compile has ended.
+	Untiered bool
 }
 
 // GuardConfig is the part of guard.Config a process chooses.
@@ -248,6 +251,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Dir: cfg.ToolsDir, CacheDir: cfg.CacheDir, Platform: cfg.Platform,
 		Natives: cfg.Natives, Supervisor: cfg.Supervisor, ProbeAllow: cfg.ProbeAllow,
 		Loading: ld, Rescan: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
+		Tiered: !ld.Untiered,
 	})
 	if err != nil {
 		return nil, err

@@ -49,6 +49,12 @@ type ToolsConfig struct {
 	// Static turns the live folder off (no watcher, no rescan), for
 	// one-shot commands.
 	Static bool
+	// Tiered serves a module whose optimised code is not in the cache
+	// from wazero's interpreter at once, and swaps the optimised code in
+	// when its compile in the background ends (wasmtool.Config.Tiered,
+	// docs/host.md "Tiered start"). [New] sets it; the one-shot commands
+	// do not, so that what they compile fills the cache.
+	Tiered bool
 	// Logger receives the operator's log. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -96,7 +102,7 @@ func OpenTools(ctx context.Context, cfg ToolsConfig) (_ *Tools, err error) {
 	ld := cfg.Loading
 	if t.Loader, err = wasmtool.NewLoader(t.Runtime, wasmtool.Config{Platform: cfg.Platform,
 		ReadTimeout: ld.Read, InstrumentTimeout: ld.Instrument, CompileTimeout: ld.Compile,
-		ImageTimeout: ld.Image, DescribeTimeout: ld.Describe, MaxLoads: ld.MaxLoads}); err != nil {
+		ImageTimeout: ld.Image, DescribeTimeout: ld.Describe, MaxLoads: ld.MaxLoads, Tiered: cfg.Tiered}); err != nil {
 		return nil, fmt.Errorf("opening the module loader: %w", err)
 	}
 	// The page-only tools are listed, never run (ADR-027).

@@ -460,6 +460,10 @@ func (n normaliser) json(v any, key string) any {
 			return "<request_id>"
 		case key == "runtime_id":
 			return "<runtime_id>"
+		case key == "tier":
+			// Which tier serves a module (interpreter, then compiled):
+			// how far its compile in the background has got.
+			return "<tier>"
 		case (key == "execution_id" || key == "id") && executionID.MatchString(v):
 			return "<execution_id>"
 		case timestamp.MatchString(v):

@@ -131,15 +131,25 @@ type Config struct {
 	// MaxLoads bounds the loads and reads that run at once, abandoned
 	// ones included (see [Loader.Load]). Default GOMAXPROCS.
 	MaxLoads int
+	// Tiered makes Load serve a module from wazero's interpreter at once
+	// unless its optimised code is in the compilation cache (host's
+	// tiered start, docs/host.md); [Loader.Promote] then compiles and
+	// swaps in the optimised tier. At most half of MaxLoads promotions
+	// (at least one) compile at once, beside the loads.
+	Tiered bool
+	// PromoteTimeout is the deadline of a promotion's compile
+	// ([Loader.Promote]). Zero means CompileTimeout.
+	PromoteTimeout time.Duration
 }
 
 // Loader loads modules into a host runtime under one platform policy. It is
 // safe for concurrent use. At most Config.MaxLoads loads and reads run at
 // once; the others wait for a slot.
 type Loader struct {
-	rt    *host.Runtime
-	cfg   Config
-	slots chan struct{} // one token per running load or read
+	rt         *host.Runtime
+	cfg        Config
+	slots      chan struct{} // one token per running load or read
+	promotions chan struct{} // one token per running promotion (Promote)
 }
 
 // NewLoader returns a Loader.
@@ -164,7 +174,11 @@ func NewLoader(rt *host.Runtime, cfg Config) (*Loader, error) {
 	if cfg.MaxLoads <= 0 {
 		cfg.MaxLoads = runtime.GOMAXPROCS(0)
 	}
-	return &Loader{rt: rt, cfg: cfg, slots: make(chan struct{}, cfg.MaxLoads)}, nil
+	if cfg.PromoteTimeout <= 0 {
+		cfg.PromoteTimeout = cfg.CompileTimeout
+	}
+	return &Loader{rt: rt, cfg: cfg, slots: make(chan struct{}, cfg.MaxLoads),
+		promotions: make(chan struct{}, max(1, cfg.MaxLoads/2))}, nil
 }
 
 // timeout is how long phase may run before it is abandoned.
@@ -182,18 +196,29 @@ func (l *Loader) timeout(phase string) time.Duration {
 	return l.cfg.DescribeTimeout + describeGrace
 }
 
-// Wait waits until no load or read runs, abandoned ones included, or until
-// ctx ends. Loads started meanwhile are waited for too.
+// Wait waits until no load, read or promotion runs, abandoned ones
+// included, or until ctx ends. Loads started meanwhile are waited for too.
 func (l *Loader) Wait(ctx context.Context) error {
+	for _, slots := range []chan struct{}{l.slots, l.promotions} {
+		if err := drain(ctx, slots); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain takes every token of slots, then gives them back, or returns when
+// ctx ends.
+func drain(ctx context.Context, slots chan struct{}) error {
 	taken := 0
 	defer func() {
 		for range taken {
-			<-l.slots
+			<-slots
 		}
 	}()
-	for taken < cap(l.slots) {
+	for taken < cap(slots) {
 		select {
-		case l.slots <- struct{}{}:
+		case slots <- struct{}{}:
 			taken++
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for loads: %w", ctx.Err())
@@ -250,7 +275,11 @@ func (l *Loader) Load(ctx context.Context, wasm, sidecar []byte) (*Tool, error) 
 		return nil, &LoadError{Reason: SidecarTooLarge, Err: fmt.Errorf("%d bytes is over the %d-byte limit", len(sidecar), MaxSidecarBytes)}
 	}
 	return runPhases(l, ctx, PhaseInstrument, func(ctx context.Context, enter func(string)) (*Tool, error) {
-		m, err := l.rt.Load(host.WithLoadObserver(ctx, enter), wasm)
+		lctx := host.WithLoadObserver(ctx, enter)
+		if l.cfg.Tiered {
+			lctx = host.WithTiering(lctx)
+		}
+		m, err := l.rt.Load(lctx, wasm)
 		if err != nil {
 			return nil, moduleRefusal(err)
 		}

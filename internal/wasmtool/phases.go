@@ -80,17 +80,24 @@ func (c *phaseClock) finish() (abandoned bool) {
 // the wait for a slot, of each phase, and of the abandon and the release.
 func runPhases[T any](l *Loader, ctx context.Context, first string,
 	work func(ctx context.Context, enter func(phase string)) (T, error), discard func(T)) (T, error) {
+	return runPhasesIn(l.slots, l.timeout, ctx, first, work, discard)
+}
+
+// runPhasesIn is runPhases in one of slots (the loader's load slots, or
+// its promotion slots), each phase under timeout(phase).
+func runPhasesIn[T any](slots chan struct{}, timeout func(phase string) time.Duration, ctx context.Context, first string,
+	work func(ctx context.Context, enter func(phase string)) (T, error), discard func(T)) (T, error) {
 	var zero T
 	obs := observerOf(ctx)
 	obs.phase(PhaseQueued, 0)
 	select {
-	case l.slots <- struct{}{}:
+	case slots <- struct{}{}:
 	case <-ctx.Done():
 		return zero, fmt.Errorf("waiting for a load slot: %w", ctx.Err())
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	clock := &phaseClock{changed: make(chan struct{}, 1), obs: obs}
-	clock.enter(first, l.timeout(first))
+	clock.enter(first, timeout(first))
 	<-clock.changed
 	type outcome struct {
 		v   T
@@ -106,9 +113,9 @@ func runPhases[T any](l *Loader, ctx context.Context, first string,
 				obs.released()
 			}
 		}()
-		defer func() { <-l.slots }()
+		defer func() { <-slots }()
 		defer cancel()
-		v, err := work(wctx, func(phase string) { clock.enter(phase, l.timeout(phase)) })
+		v, err := work(wctx, func(phase string) { clock.enter(phase, timeout(phase)) })
 		if abandoned = clock.finish(); abandoned {
 			if err == nil {
 				discard(v)
@@ -130,7 +137,7 @@ func runPhases[T any](l *Loader, ctx context.Context, first string,
 			if clock.abandon(phase) {
 				cancel()
 				return zero, &LoadError{Reason: LoadTimeout, Detail: phase,
-					Err: fmt.Errorf("the %s phase did not end within %v", phase, l.timeout(phase))}
+					Err: fmt.Errorf("the %s phase did not end within %v", phase, timeout(phase))}
 			}
 		case <-ctx.Done():
 			timer.Stop()

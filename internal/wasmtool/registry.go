@@ -18,6 +18,7 @@ import (
 var (
 	_ registry.Loader       = (*Loader)(nil)
 	_ registry.LoadedModule = registryModule{}
+	_ registry.TieredModule = registryModule{}
 	_ registry.LoadRefusal  = (*LoadError)(nil)
 )
 
@@ -67,7 +68,7 @@ func (l *Loader) LoadModule(ctx context.Context, files registry.ModuleFiles, obs
 	if err != nil {
 		return nil, err
 	}
-	return registryModule{t}, nil
+	return registryModule{t, l}, nil
 }
 
 // observed is ctx reporting to obs, when there is one.
@@ -78,11 +79,19 @@ func observed(ctx context.Context, obs *registry.LoadObserver) context.Context {
 	return WithObserver(ctx, &Observer{Phase: obs.Phase, Abandoned: obs.Abandoned, Released: obs.Released})
 }
 
-// registryModule is a Tool as the registry holds it.
-type registryModule struct{ t *Tool }
+// registryModule is a Tool as the registry holds it, with the loader that
+// promotes it.
+type registryModule struct {
+	t *Tool
+	l *Loader
+}
 
 func (m registryModule) ImplementationVersion() string   { return m.t.ImplementationVersion() }
 func (m registryModule) Close(ctx context.Context) error { return m.t.Close(ctx) }
+
+// Tier is [Tool.Tier]; Promote is [Loader.Promote] of the Tool.
+func (m registryModule) Tier() string                      { return m.t.Tier() }
+func (m registryModule) Promote(ctx context.Context) error { return m.l.Promote(ctx, m.t) }
 
 // Services are the Tool's services, each usable and available one with
 // the effective policy of every operation.

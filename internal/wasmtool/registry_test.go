@@ -16,6 +16,8 @@ func TestRegistryNamesAgree(t *testing.T) {
 		{name: "sidecar path", loader: wasmtool.SidecarPath("/tools/a.b.wasm"), registry: registry.SidecarPath("/tools/a.b.wasm")},
 		{name: "queued", loader: wasmtool.PhaseQueued, registry: registry.PhaseQueued},
 		{name: "declaration refused", loader: string(wasmtool.DeclarationRefused), registry: registry.DeclarationRefused},
+		{name: "interpreter tier", loader: wasmtool.TierInterpreter, registry: registry.TierInterpreter},
+		{name: "compiled tier", loader: wasmtool.TierCompiled, registry: registry.TierCompiled},
 	} {
 		if tt.loader != tt.registry {
 			t.Errorf("%s: wasmtool %q, registry %q", tt.name, tt.loader, tt.registry)
