@@ -52,10 +52,11 @@ func runAbuse(args []string, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("abuse list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var df dataFlags
-	df.register(fs)
-	sinceFlag := fs.String("since", "", "a duration back from now (90m, 24h, 7d) or an RFC 3339 time")
-	if err := parseFlags(fs, args[1:]); err != nil || fs.NArg() != 0 {
+	df.register(o)
+	sinceFlag := fs.String("since", "", "a `duration` back from now (90m, 24h, 7d) or an RFC 3339 time")
+	if rest, err := o.parse(args[1:], false); err != nil || len(rest) != 0 {
 		return usageOr(err, fmt.Errorf("%w: abuse list takes [--since DURATION|RFC3339] [--data-dir DIR]", errUsage))
 	}
 	now := time.Now()

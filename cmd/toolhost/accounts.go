@@ -27,13 +27,9 @@ type dataFlags struct {
 	dataDir string
 }
 
-// register adds --data-dir, whose default is $TOOLHOST_DATA_DIR or ./data.
-func (f *dataFlags) register(fs *flag.FlagSet) {
-	def := os.Getenv(dataDirEnv)
-	if def == "" {
-		def = "data"
-	}
-	fs.StringVar(&f.dataDir, "data-dir", def, "the data folder, holding "+databaseFile+" (default $"+dataDirEnv+" or ./data)")
+// register adds --data-dir.
+func (f *dataFlags) register(o *options) {
+	o.register("data-dir", &stringValue{p: &f.dataDir})
 }
 
 // errNoDatabase is returned when a command that only changes accounts finds
@@ -78,14 +74,15 @@ func runToken(args []string, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("token create", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var df dataFlags
-	df.register(fs)
-	user := fs.String("user", "", "the account the token is for; it is created when missing")
-	app := fs.String("app", "", "the app the token is for (tier app); it is created when missing")
+	df.register(o)
+	user := fs.String("user", "", "the account (`name`) the token is for; it is created when missing")
+	app := fs.String("app", "", "the app (`name`) the token is for (tier app); it is created when missing")
 	sandbox := fs.Bool("sandbox", false, "make an app's sandbox token (small allowances)")
 	var caps capabilityFlags
-	fs.Var(&caps, "capability", "grant a capability to this token (repeatable): "+strings.Join(auth.Capabilities(), ", "))
-	if err := parseFlags(fs, args[1:]); err != nil || fs.NArg() != 0 || (*user == "") == (*app == "") {
+	fs.Var(&caps, "capability", "grant a `capability` to this token (repeatable): "+strings.Join(auth.Capabilities(), ", "))
+	if rest, err := o.parse(args[1:], false); err != nil || len(rest) != 0 || (*user == "") == (*app == "") {
 		return usageOr(err, fmt.Errorf("%w: token create takes --user NAME or --app NAME", errUsage))
 	}
 	if *sandbox && *app == "" {
@@ -147,9 +144,10 @@ func runDisable(kind string, args []string, disable, enable func(*auth.Accounts,
 	verb := args[0]
 	fs := flag.NewFlagSet(kind+" "+verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var df dataFlags
-	df.register(fs)
-	positional, err := parseWithPositional(fs, args[1:])
+	df.register(o)
+	positional, err := o.parse(args[1:], true)
 	if err != nil || len(positional) != 1 {
 		return usageOr(err, fmt.Errorf("%w: %s %s takes one NAME", errUsage, kind, verb))
 	}

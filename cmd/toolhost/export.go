@@ -21,10 +21,11 @@ import (
 func runExport(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var tf toolFlags
-	tf.register(fs)
-	out := fs.String("out", "dist", "the folder to write tools.json and openapi.json into")
-	if err := parseFlags(fs, args); err != nil || fs.NArg() > 0 {
+	tf.register(o)
+	out := fs.String("out", "dist", "the `folder` to write tools.json and openapi.json into")
+	if rest, err := o.parse(args, false); err != nil || len(rest) > 0 {
 		return usageOr(err, fmt.Errorf("%w: export takes flags only", errUsage))
 	}
 	ctx := context.Background()

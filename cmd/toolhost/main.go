@@ -1,7 +1,7 @@
 // Command toolhost is the Toolhost binary: the server and the commands
 // around it.
 //
-//	toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data]  serve the API (flags also from $TOOLHOST_*)
+//	toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data]  serve the API
 //	toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR]   run one item, print its result
 //	toolhost list [--tools-dir DIR]                            every tool serve would serve, with its availability
 //	toolhost check MODULE.wasm [--cache-dir DIR]               a module's services, or why it was refused
@@ -14,8 +14,14 @@
 //	toolhost app disable|enable NAME [--data-dir DIR]          disable or enable an app and all its tokens
 //	toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]  the abuse log, one JSON row a line
 //	toolhost export [--out DIR]                                 the tools manifest and the OpenAPI document, as files
+//	toolhost new NAME [--dir DIR] [--guest-replace PATH]       a new tool package that builds as it is
 //	toolhost version                                           the build's version
-//	toolhost COMMAND --help                                    the command's flags, defaults and environment variables (exit 0)
+//	toolhost COMMAND --help, toolhost help COMMAND             the command's flags, with their environment variables, config keys and defaults (exit 0)
+//	toolhost help                                              the usage and every setting
+//
+// A setting (settings.go: --cache-dir, --addr, …) comes from its flag, else
+// its environment variable (TOOLHOST_…), else the TOML file --config
+// names, else its default (docs/configuration.md).
 //
 // Every command writes canonical JSON to stdout, except serve, which logs to
 // stderr, token create, which prints the bare token (shown once), and user
@@ -40,9 +46,9 @@ import (
 var errUsage = errors.New("usage")
 
 // helpRequest is returned by a command given -h, -help or --help: run
-// prints the command's usage lines and every flag of fs, with its
-// default (and its environment variable, which a flag's usage names), to
-// stdout and exits 0.
+// prints the command's usage lines and every flag of fs — a setting with
+// its environment variable, config key and default, an argument with its
+// default — to stdout and exits 0.
 type helpRequest struct{ fs *flag.FlagSet }
 
 func (h *helpRequest) Error() string { return "help requested" }
@@ -67,9 +73,22 @@ func (h *helpRequest) print(w io.Writer, command string) {
 	if n == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nflags:")
-	h.fs.SetOutput(w)
-	h.fs.PrintDefaults()
+	fmt.Fprintln(w, "\nflags (a setting's value comes from its flag, else its environment variable, else the --config file, else its default):")
+	printFlags(w, h.fs)
+}
+
+// helpArgs is the command line that asks command for its help, with the
+// subcommand whose flags the help lists.
+func helpArgs(command string) []string {
+	switch command {
+	case "token":
+		return []string{"token", "create", "--help"}
+	case "user", "app":
+		return []string{command, "disable", "--help"}
+	case "abuse":
+		return []string{"abuse", "list", "--help"}
+	}
+	return []string{command, "--help"}
 }
 
 // isHelpFlag reports whether arg asks for help.
@@ -85,32 +104,40 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return err
 }
 
-// usageOr returns err when it is a help request, else refusal: a
-// command's own usage error.
+// usageOr returns err when it is a help request or a usage error, a
+// usage error naming err when it is another (a flag that does not parse),
+// else refusal: a command's own usage error.
 func usageOr(err, refusal error) error {
 	var help *helpRequest
-	if errors.As(err, &help) {
+	switch {
+	case errors.As(err, &help), errors.Is(err, errUsage):
 		return err
+	case err != nil:
+		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	return refusal
 }
 
 const usage = `usage:
-  toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data] [--cache-dir DIR] [--log-format text|json]
-                [--guard report|enforce] [--trusted-proxy CIDR]... [--quota-table FILE] [--spare-workers N]
-                [--shutdown-timeout 1m] [--drain-delay 2s]
-  toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR]
-  toolhost list [--tools-dir DIR] [--cache-dir DIR]
-  toolhost check MODULE.wasm [--cache-dir DIR]
+  toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data] [--cache-dir DIR] [--cache-max-bytes 1GiB]
+        [--log-format text|json] [--guard report|enforce] [--trusted-proxy CIDR]... [--quota-table FILE]
+        [--probe-allow CIDRS] [--spare-workers N] [--shutdown-timeout 1m] [--drain-delay 2s]
+  toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR] [--cache-max-bytes SIZE] [--probe-allow CIDRS]
+  toolhost list [--tools-dir DIR] [--cache-dir DIR] [--cache-max-bytes SIZE] [--probe-allow CIDRS]
+  toolhost check MODULE.wasm [--cache-dir DIR] [--cache-max-bytes SIZE]
   toolhost check INPUT_SCHEMA OUTPUT_SCHEMA OPERATION...
   toolhost policy [-operation FILE]
-  toolhost export [--out DIR] [--tools-dir DIR]
+  toolhost export [--out DIR] [--tools-dir DIR] [--cache-dir DIR] [--cache-max-bytes SIZE] [--probe-allow CIDRS]
   toolhost token create --user NAME | --app NAME [--sandbox] [--capability CAP]... [--data-dir DIR]
   toolhost user disable|enable NAME [--data-dir DIR]
   toolhost app disable|enable NAME [--data-dir DIR]
   toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]
   toolhost version
-toolhost COMMAND --help prints the command's flags, their defaults and environment variables.
+  toolhost new NAME [--dir DIR] [--guest-replace PATH]
+  toolhost help [COMMAND]
+Every command that takes a setting also takes --config FILE (TOML).
+toolhost COMMAND --help (or toolhost help COMMAND) prints the command's flags with their
+environment variables, config keys and defaults; toolhost help lists every setting.
 `
 
 func main() {
@@ -128,10 +155,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// unless a supervisor started it.
 		return supervisor.WorkerMain(engines.Packages())
 	}
-	if len(args) == 2 && (args[0] == "check" || args[0] == "version") && isHelpFlag(args[1]) {
-		// No flags: the usage lines are the help.
-		(&helpRequest{fs: flag.NewFlagSet(args[0], flag.ContinueOnError)}).print(stdout, args[0])
-		return 0
+	if args[0] == "help" && len(args) > 1 {
+		// toolhost help COMMAND is toolhost COMMAND --help.
+		args = helpArgs(args[1])
+	}
+	if len(args) == 2 && isHelpFlag(args[1]) {
+		switch args[0] {
+		case "check":
+			// The module check's settings; the schema check has none.
+			var tf toolFlags
+			(&helpRequest{fs: checkFlags(&tf).fs}).print(stdout, args[0])
+			return 0
+		case "version":
+			// No flags: the usage lines are the help.
+			(&helpRequest{fs: flag.NewFlagSet(args[0], flag.ContinueOnError)}).print(stdout, args[0])
+			return 0
+		case "token", "user", "app", "abuse":
+			args = helpArgs(args[0])
+		}
 	}
 	var err error
 	switch args[0] {
@@ -159,10 +200,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runApp(args[1:])
 	case "abuse":
 		err = runAbuse(args[1:], stdout)
+	case "new":
+		err = runNew(args[1:], stdout)
 	case "version":
 		_, err = fmt.Fprintln(stdout, versionLine())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
+		printSettings(stdout)
 		return 0
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])

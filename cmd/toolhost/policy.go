@@ -15,7 +15,7 @@ import (
 func runPolicy(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("policy", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	opFile := fs.String("operation", "", "a JSON operation declaration to clamp to the platform")
+	opFile := fs.String("operation", "", "a JSON operation declaration (`file`) to clamp to the platform")
 	if err := parseFlags(fs, args); err != nil || fs.NArg() != 0 {
 		return usageOr(err, fmt.Errorf("%w: policy takes only -operation FILE", errUsage))
 	}

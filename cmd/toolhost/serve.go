@@ -10,25 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/toolhost/toolhost/internal/engines"
-	"github.com/toolhost/toolhost/internal/engines/netprobe"
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/supervisor"
 )
-
-// envOr returns the environment variable name's value, or def.
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
 
 // runServe is `serve`: it listens as soon as the process is composed
 // (modules still loading are published when ready), serves the API until
@@ -41,42 +30,24 @@ func envOr(name, def string) string {
 func runServe(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var data dataFlags
-	data.register(fs)
-	addr := fs.String("addr", envOr("TOOLHOST_ADDR", ":8080"), "the address to listen on ($TOOLHOST_ADDR)")
-	toolsDir := fs.String("tools-dir", envOr("TOOLHOST_TOOLS_DIR", "wasm"), "the drop-in folder of tool modules ($TOOLHOST_TOOLS_DIR)")
-	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
-	logFormat := fs.String("log-format", envOr("TOOLHOST_LOG_FORMAT", "text"), "text or json ($TOOLHOST_LOG_FORMAT)")
-	shutdown := fs.Duration("shutdown-timeout", 60*time.Second, "how long shutdown may take in all: requests in flight get it less the cleanup budget (5 s), then what is left is cancelled")
-	drainDelay := fs.Duration("drain-delay", server.DefaultDrainDelay, "how long the listener stays open after /readyz turned 503 at shutdown, for a load balancer to notice; 0 closes it at once")
-	spares := fs.Int("spare-workers", supervisor.DefaultSpares, "how many native workers are kept started ahead of their item, each serving one item and replaced after it (docs/supervisor.md); 0 starts each item's worker when the item comes")
-	guardMode := fs.String("guard", envOr("TOOLHOST_GUARD", "report"), "report or enforce: whether the guard refuses or only logs ($TOOLHOST_GUARD)")
-	var trusted []netip.Prefix
-	addTrusted := func(v string) error {
-		p, err := guard.ParsePrefixes(v)
-		if err != nil {
-			return err
-		}
-		trusted = append(trusted, p...)
-		return nil
-	}
-	if v := os.Getenv("TOOLHOST_TRUSTED_PROXY"); v != "" {
-		if err := addTrusted(v); err != nil {
-			return fmt.Errorf("%w: $TOOLHOST_TRUSTED_PROXY: %v", errUsage, err)
-		}
-	}
-	envTrusted := len(trusted)
-	fs.Func("trusted-proxy", "a proxy CIDR whose X-Forwarded-For is believed; repeatable or comma-separated ($TOOLHOST_TRUSTED_PROXY)", func(v string) error {
-		if envTrusted > 0 { // the flag replaces the environment
-			trusted, envTrusted = trusted[:0], 0
-		}
-		return addTrusted(v)
-	})
-	quotaFile := fs.String("quota-table", envOr("TOOLHOST_QUOTA_TABLE", ""), "a JSON quota table overlaying the defaults ($TOOLHOST_QUOTA_TABLE)")
-	if err := parseFlags(fs, args); err != nil {
+	data.register(o)
+	var tf toolFlags
+	tf.register(o)
+	addr := o.String("addr")
+	logFormat := o.String("log-format")
+	guardMode := o.String("guard")
+	trusted := o.Prefixes("trusted-proxy")
+	quotaFile := o.String("quota-table")
+	spares := o.Int("spare-workers")
+	shutdown := o.Duration("shutdown-timeout")
+	drainDelay := o.Duration("drain-delay")
+	rest, err := o.parse(args, false)
+	if err != nil {
 		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
 	}
-	if fs.NArg() > 0 {
+	if len(rest) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
 	}
 	if *drainDelay < 0 {
@@ -89,7 +60,11 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --guard: %v", errUsage, err)
 	}
-	gc := server.GuardConfig{Mode: mode, Trusted: trusted}
+	var prefixes []netip.Prefix
+	for _, p := range trusted.list {
+		prefixes = append(prefixes, netip.MustParsePrefix(p))
+	}
+	gc := server.GuardConfig{Mode: mode, Trusted: prefixes}
 	if *quotaFile != "" {
 		t, err := guard.LoadTable(*quotaFile)
 		if err != nil {
@@ -107,14 +82,19 @@ func runServe(args []string, stderr io.Writer) error {
 		return fmt.Errorf("%w: --log-format is text or json", errUsage)
 	}
 	log := slog.New(handler)
-	log.Info("guard", "mode", mode.String(), "trusted_proxies", len(trusted))
+	log.Info("guard", "mode", mode.String(), "trusted_proxies", len(prefixes))
+	bound, err := tf.bound(log)
+	if err != nil {
+		return err
+	}
+	defer bound.Close()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	srv, err := server.New(ctx, server.Config{
-		ToolsDir: *toolsDir, DataDir: data.dataDir, CacheDir: *cacheDir, Logger: log,
+		ToolsDir: tf.toolsDir, DataDir: data.dataDir, CacheDir: tf.cacheDir, Logger: log,
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
-		Guard: gc, ProbeAllow: os.Getenv(netprobe.AllowEnv), DrainDelay: *drainDelay,
+		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay,
 		Loading: server.LoadingConfig{Background: true},
 	})
 	if err != nil {

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolhost/toolhost/internal/cachedir"
 	"github.com/toolhost/toolhost/internal/catalog"
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/engines"
-	"github.com/toolhost/toolhost/internal/engines/netprobe"
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
@@ -26,18 +26,39 @@ import (
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
-// toolFlags are the flags of the commands that see the tools as the server
-// does. Their defaults are serve's: $TOOLHOST_TOOLS_DIR and
-// $TOOLHOST_CACHE_DIR when set, so that a command run beside a server sees
-// its folder and shares its compilation cache.
+// toolFlags are the settings of the commands that see the tools as the
+// server does, with serve's defaults and sources, so that a command run
+// beside a server sees its folder and shares its compilation cache.
 type toolFlags struct {
-	toolsDir string
-	cacheDir string
+	toolsDir   string
+	cacheDir   string
+	cacheMax   int64
+	probeAllow string
 }
 
-func (f *toolFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.toolsDir, "tools-dir", envOr("TOOLHOST_TOOLS_DIR", "wasm"), "the folder of tool modules ($TOOLHOST_TOOLS_DIR)")
-	fs.StringVar(&f.cacheDir, "cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
+// register adds --tools-dir, --cache-dir, --cache-max-bytes and
+// --probe-allow.
+func (f *toolFlags) register(o *options) {
+	f.registerCache(o)
+	o.register("tools-dir", &stringValue{p: &f.toolsDir})
+	o.register("probe-allow", &stringValue{p: &f.probeAllow})
+}
+
+// registerCache adds --cache-dir and --cache-max-bytes alone.
+func (f *toolFlags) registerCache(o *options) {
+	o.register("cache-dir", &stringValue{p: &f.cacheDir})
+	o.register("cache-max-bytes", &bytesValue{p: &f.cacheMax})
+}
+
+// bound keeps the cache folder within --cache-max-bytes while the command
+// runs (docs/configuration.md, "The cache folder"). The caller closes it,
+// which prunes what the command wrote.
+func (f *toolFlags) bound(log *slog.Logger) (*cachedir.Bound, error) {
+	b, err := cachedir.Open(cachedir.Config{Dir: f.cacheDir, MaxBytes: f.cacheMax, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening the cache folder %s: %w", f.cacheDir, err)
+	}
+	return b, nil
 }
 
 // defaultCacheDir is the user's cache folder, or none when it is unknown.
@@ -52,13 +73,23 @@ func defaultCacheDir() string {
 // open composes the tools as serve does (server.OpenTools): the tools
 // folder, the native packages in supervised workers, the page-only tools,
 // on platform — but static (no watcher) and waiting for every load, as a
-// one-shot command should. The caller closes them.
-func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slog.Logger) (*server.Tools, error) {
-	return server.OpenTools(ctx, server.ToolsConfig{
+// one-shot command should — with the cache folder kept within its bound.
+// The caller calls close, which releases them.
+func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slog.Logger) (tools *server.Tools, close func(), err error) {
+	bound, err := f.bound(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	tools, err = server.OpenTools(ctx, server.ToolsConfig{
 		Dir: f.toolsDir, CacheDir: f.cacheDir, Platform: platform,
-		Natives: engines.Packages(), ProbeAllow: os.Getenv(netprobe.AllowEnv),
+		Natives: engines.Packages(), ProbeAllow: f.probeAllow,
 		Static: true, Logger: log,
 	})
+	if err != nil {
+		bound.Close()
+		return nil, nil, err
+	}
+	return tools, func() { tools.Close(ctx); bound.Close() }, nil
 }
 
 // parseWithPositional parses flags that may follow positional arguments.
@@ -84,17 +115,18 @@ func parseWithPositional(fs *flag.FlagSet, args []string) ([]string, error) {
 func runList(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var tf toolFlags
-	tf.register(fs)
-	if err := parseFlags(fs, args); err != nil || fs.NArg() != 0 {
+	tf.register(o)
+	if rest, err := o.parse(args, false); err != nil || len(rest) != 0 {
 		return usageOr(err, fmt.Errorf("%w: list takes only flags", errUsage))
 	}
 	ctx := context.Background()
-	tools, err := tf.open(ctx, policy.DefaultPlatform(), quietLog())
+	tools, closeTools, err := tf.open(ctx, policy.DefaultPlatform(), quietLog())
 	if err != nil {
 		return err
 	}
-	defer tools.Close(ctx)
+	defer closeTools()
 	return printCanonical(stdout, listing(tools.Registry.Snapshot()))
 }
 
@@ -183,25 +215,40 @@ func loadRefusal(err error) map[string]any {
 	return map[string]any{"reason": "unreadable", "detail": err.Error()}
 }
 
-// runCheckModule is `check MODULE.wasm [--cache-dir DIR]`.
-func runCheckModule(path string, args []string, stdout io.Writer) error {
+// checkFlags is the flag set of `check MODULE.wasm`, whose settings it
+// registers in tf.
+func checkFlags(tf *toolFlags) *options {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	cacheDir := fs.String("cache-dir", envOr("TOOLHOST_CACHE_DIR", defaultCacheDir()), "where compiled modules are cached ($TOOLHOST_CACHE_DIR)")
-	if err := parseFlags(fs, args); err != nil || fs.NArg() != 0 {
-		return usageOr(err, fmt.Errorf("%w: check MODULE.wasm takes only --cache-dir DIR", errUsage))
+	o := newOptions(fs)
+	tf.registerCache(o)
+	return o
+}
+
+// runCheckModule is `check MODULE.wasm [--cache-dir DIR] [--cache-max-bytes SIZE]`.
+func runCheckModule(path string, args []string, stdout io.Writer) error {
+	var tf toolFlags
+	o := checkFlags(&tf)
+	if rest, err := o.parse(args, false); err != nil || len(rest) != 0 {
+		return usageOr(err, fmt.Errorf("%w: check MODULE.wasm takes only flags after the module", errUsage))
 	}
-	return checkModule(path, *cacheDir, stdout)
+	return checkModule(path, tf, stdout)
 }
 
 // checkModule loads one module file with the server's loader, caching
-// what it compiles in cacheDir, and reports its services or refusals,
-// with the full reasons; it fails when anything was refused.
-func checkModule(path, cacheDir string, stdout io.Writer) error {
+// what it compiles in tf's cache folder, and reports its services or
+// refusals, with the full reasons; it fails when anything was refused.
+func checkModule(path string, tf toolFlags, stdout io.Writer) error {
 	ctx := context.Background()
+	log := quietLog()
+	bound, err := tf.bound(log)
+	if err != nil {
+		return err
+	}
+	defer bound.Close()
 	// No folder and no natives: only the loader is used.
 	tools, err := server.OpenTools(ctx, server.ToolsConfig{
-		CacheDir: cacheDir, Static: true, Logger: quietLog(),
+		CacheDir: tf.cacheDir, Static: true, Logger: log,
 	})
 	if err != nil {
 		return err
@@ -230,10 +277,11 @@ func checkModule(path, cacheDir string, stdout io.Writer) error {
 func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
 	var tf toolFlags
-	tf.register(fs)
-	input := fs.String("input", "-", "the parameters document: a file, or - for standard input")
-	positional, err := parseWithPositional(fs, args)
+	tf.register(o)
+	input := fs.String("input", "-", "the parameters document: a `file`, or - for standard input")
+	positional, err := o.parse(args, true)
 	if err != nil || len(positional) != 1 {
 		return usageOr(err, fmt.Errorf("%w: run takes one TOOL_CODE", errUsage))
 	}
@@ -265,11 +313,11 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 // openRegistry opens the tools as the server composes them (toolFlags.open)
 // and returns their registry; close releases everything.
 func openRegistry(ctx context.Context, tf toolFlags, platform policy.Platform, log *slog.Logger) (reg *registry.Registry, close func(), err error) {
-	tools, err := tf.open(ctx, platform, log)
+	tools, closeTools, err := tf.open(ctx, platform, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	return tools.Registry, func() { tools.Close(ctx) }, nil
+	return tools.Registry, closeTools, nil
 }
 
 // quietLog is the operator's log of one-shot commands: warnings and errors
@@ -292,11 +340,11 @@ func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*ex
 			Error: toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))}, nil
 	}
 	log := quietLog()
-	tools, err := tf.open(ctx, platform, log)
+	tools, closeTools, err := tf.open(ctx, platform, log)
 	if err != nil {
 		return nil, err
 	}
-	defer tools.Close(ctx)
+	defer closeTools()
 	reg := tools.Registry
 	ex, err := executor.New(executor.Config{Platform: platform, Snapshot: reg.Snapshot, Logger: log})
 	if err != nil {

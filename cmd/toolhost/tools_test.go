@@ -212,3 +212,62 @@ func TestCheckCacheDir(t *testing.T) {
 		t.Errorf("the cache folder holds %d entries (%v): check did not compile into it", len(entries), err)
 	}
 }
+
+// cacheBytes is the size of the cache folder's entries (compiled code and
+// images).
+func cacheBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	for _, pattern := range []string{"wazero-*/*", "images/*"} {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil {
+				n += fi.Size()
+			}
+		}
+	}
+	return n
+}
+
+// Every command that loads modules honours the cache settings from the
+// environment as from its flags, and keeps the folder within
+// --cache-max-bytes: a one-shot command prunes what it wrote when done.
+func TestCacheSettings(t *testing.T) {
+	dir := toolsDir(t, "ping")
+	module := filepath.Join(dir, "ping.wasm")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		// bounded: the folder ends empty (a bound of 1 byte).
+		bounded bool
+	}{
+		{name: "check, environment", args: []string{"check", module}},
+		{name: "check, bound from the environment", args: []string{"check", module}, env: map[string]string{"TOOLHOST_CACHE_MAX_BYTES": "1"}, bounded: true},
+		{name: "check, bound flag", args: []string{"check", module, "--cache-max-bytes", "1"}, bounded: true},
+		{name: "list, environment", args: []string{"list", "--tools-dir", dir}},
+		{name: "list, bound from the environment", args: []string{"list", "--tools-dir", dir}, env: map[string]string{"TOOLHOST_CACHE_MAX_BYTES": "1B"}, bounded: true},
+		{name: "run, bound from a config file", args: []string{"run", "ping", "--tools-dir", dir, "--config", writeConfig(t, "cache-max-bytes = 1\n")}, bounded: true},
+		{name: "export, environment", args: []string{"export", "--tools-dir", dir, "--out", t.TempDir()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := t.TempDir()
+			t.Setenv("TOOLHOST_CACHE_DIR", cache)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, strings.NewReader(`{"operation":"ping"}`), &stdout, &stderr); code != 0 {
+				t.Fatalf("run(%q) = %d\nstdout: %s\nstderr: %s", tt.args, code, stdout.String(), stderr.String())
+			}
+			n := cacheBytes(t, cache)
+			if tt.bounded && n != 0 {
+				t.Errorf("the folder holds %d bytes past a bound of 1", n)
+			}
+			if !tt.bounded && n == 0 {
+				t.Errorf("$TOOLHOST_CACHE_DIR %s holds nothing: the command did not compile into it", cache)
+			}
+		})
+	}
+}
