@@ -61,6 +61,7 @@ RACE_PKGS = ./internal/run ./internal/guard ./internal/executor ./internal/regis
 ## concurrency packages under -race.
 test: deps wasm
 	$(GO) test -count=1 ./...
+	cd guest && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'Pool' ./host
@@ -111,8 +112,9 @@ bench-overload: wasm
 ## fuzz: each fuzz target for FUZZTIME.
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; fn=$${t##*:}; \
-		$(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		pkg=$${t%%:*}; fn=$${t##*:}; dir=.; \
+		case $$pkg in ./guest|./guest/*) dir=guest; pkg=.$${pkg#./guest};; esac; \
+		(cd $$dir && $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) $$pkg) || exit 1; \
 	done
 
 ## lint: gofmt and go vet.
@@ -120,14 +122,18 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	GOOS=wasip1 GOARCH=wasm $(GO) vet ./guest/... ./plugins-src/...
+	cd guest && $(GO) vet ./... && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugins-src/...
 	GOOS=darwin $(GO) vet ./host/...
 
-## check: the guest SDK and plugins cross-build for wasip1, and go.mod is tidy.
+## check: the guest SDK (its own module, guest/) and plugins cross-build
+## for wasip1, and both modules are tidy.
 check:
-	GOOS=wasip1 GOARCH=wasm $(GO) build ./guest/... ./plugins-src/...
+	cd guest && GOOS=wasip1 GOARCH=wasm $(GO) build ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) build ./plugins-src/...
 	$(GO) mod tidy
-	git diff --exit-code -- go.mod go.sum
+	cd guest && $(GO) mod tidy
+	git diff --exit-code -- go.mod go.sum guest/go.mod
 
 clean:
 	rm -rf bin $(WASM_DIR)/*.wasm

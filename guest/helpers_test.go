@@ -10,9 +10,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
-
-	"github.com/toolhost/toolhost/internal/schema"
-	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // usePackage registers p for one test and restores the previous
@@ -80,48 +77,6 @@ func derive[In, Out any](t *testing.T, names ...string) (input, output map[strin
 		t.Fatalf("compile: %v", err)
 	}
 	return svc.decl.InputSchema, svc.decl.OutputSchema
-}
-
-// wireValue re-reads v as package wire would decode the describe output.
-func wireValue(t *testing.T, v any) any {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("marshal: %v", err)
-	}
-	w, err := wire.Decode(b, wire.Limits{})
-	if err != nil {
-		t.Fatalf("wire.Decode: %v", err)
-	}
-	return w
-}
-
-// checkProfile asserts that the schemas pass the real schema profile.
-func checkProfile(t *testing.T, input, output map[string]any, names ...string) {
-	t.Helper()
-	if err := schema.Check(wireValue(t, input), wireValue(t, output), names); err != nil {
-		t.Fatalf("schema.Check: %v\ninput: %s\noutput: %s", err, compact(t, input), compact(t, output))
-	}
-}
-
-// validator compiles a derived schema with the platform's validator.
-func validator(t *testing.T, s map[string]any) *schema.Validator {
-	t.Helper()
-	v, err := schema.Compile(wireValue(t, s))
-	if err != nil {
-		t.Fatalf("schema.Compile: %v", err)
-	}
-	return v
-}
-
-// doc decodes a JSON document as the host does.
-func doc(t *testing.T, s string) any {
-	t.Helper()
-	v, err := wire.Decode([]byte(s), wire.Limits{})
-	if err != nil {
-		t.Fatalf("wire.Decode(%s): %v", s, err)
-	}
-	return v
 }
 
 // compact encodes v as encoding/json does (sorted map keys), without HTML

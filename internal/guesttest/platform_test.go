@@ -1,11 +1,10 @@
-//go:build !wasip1
-
-package guest
+package guesttest
 
 import (
 	"reflect"
 	"testing"
 
+	"github.com/toolhost/toolhost/guest"
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/tooldef"
 )
@@ -14,13 +13,13 @@ import (
 // take the host's defaults, PageOnly and RequireCaller turn api and
 // anonymous off.
 func TestDeclarePlatform(t *testing.T) {
-	declared := func(p *Platform) tooldef.Platform {
+	declared := func(p *guest.Platform) tooldef.Platform {
 		t.Helper()
 		s := testService("ok", ops("run", "render"), noCompute[flatIn, flatOut])
 		s.Platform = p
-		doc, err := declare(Package{ContractVersion: "1.0.0", ImplementationVersion: "1.0.0", Services: []Declaration{s}})
+		doc, err := guest.Package{ContractVersion: "1.0.0", ImplementationVersion: "1.0.0", Services: []guest.Declaration{s}}.Declaration()
 		if err != nil {
-			t.Fatalf("declare: %v", err)
+			t.Fatalf("Declaration: %v", err)
 		}
 		pkg, err := tooldef.Decode(doc, tooldef.Options{})
 		if err != nil {
@@ -34,14 +33,14 @@ func TestDeclarePlatform(t *testing.T) {
 	if got := declared(nil); !reflect.DeepEqual(got, tooldef.DefaultPlatform()) {
 		t.Errorf("nil platform: %+v", got)
 	}
-	if got := declared(&Platform{}); !reflect.DeepEqual(got, tooldef.DefaultPlatform()) {
+	if got := declared(&guest.Platform{}); !reflect.DeepEqual(got, tooldef.DefaultPlatform()) {
 		t.Errorf("zero platform: %+v", got)
 	}
-	got := declared(&Platform{
+	got := declared(&guest.Platform{
 		Status: "preview", Execution: "job",
-		Job:           &Job{Type: "render", Operation: "render", Preset: map[string]any{"dpi": 150}},
-		Legacy:        []LegacyRoute{{Method: "POST", Path: "/api/process", Operation: "render", Selector: "render"}},
-		Files:         []FileInput{{Name: "file", Types: []string{"application/pdf"}, MaxBytes: 1 << 20}},
+		Job:           &guest.Job{Type: "render", Operation: "render", Preset: map[string]any{"dpi": 150}},
+		Legacy:        []guest.LegacyRoute{{Method: "POST", Path: "/api/process", Operation: "render", Selector: "render"}},
+		Files:         []guest.FileInput{{Name: "file", Types: []string{"application/pdf"}, MaxBytes: 1 << 20}},
 		OutputFiles:   true,
 		RequireCaller: true,
 		QuotaClass:    "tools-render",
@@ -57,7 +56,7 @@ func TestDeclarePlatform(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("platform %+v\nwant %+v", got, want)
 	}
-	if page := declared(&Platform{PageOnly: true}); page.API || page.Execution != contracts.ExecutionClient {
+	if page := declared(&guest.Platform{PageOnly: true}); page.API || page.Execution != contracts.ExecutionClient {
 		t.Errorf("page-only: %+v", page)
 	}
 }

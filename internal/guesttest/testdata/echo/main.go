@@ -1,7 +1,7 @@
 // Command echo is the smallest tool: its one service returns the text it
 // is given, so that what an item costs is the SDK's own work (reading the
 // input, decoding the parameters, encoding the result). The benchmarks of
-// package guest build it for wasip1.
+// package guesttest build it for wasip1.
 package main
 
 import "github.com/toolhost/toolhost/guest"

@@ -1,6 +1,4 @@
-//go:build !wasip1
-
-package guest_test
+package guesttest
 
 import (
 	"context"
@@ -20,12 +18,13 @@ import (
 // The compute path measured through the real host: modules built with
 // this SDK, pre-initialised, one fresh instance per item.
 //
-//	go test ./guest -run '^$' -bench WASM -benchtime 50x
+//	go test ./internal/guesttest -run '^$' -bench WASM -benchtime 50x
 //
 // Each benchmark reports the median call time (µs-call/op: the compute
 // export alone), the median instantiation time (µs-inst/op) and the fuel
 // of one item (fuel/op). The modules are the bundled codec package (tool
-// code included) and guest/testdata/echo, whose service returns its text:
+// code included) and internal/guesttest/testdata/echo, whose service
+// returns its text:
 // what it costs is the SDK's own work.
 //
 // TOOLHOST_BENCH_BASELINE=dir measures the same items on dir/codec.wasm
@@ -58,7 +57,7 @@ func benchModules() []benchModule {
 			{"base64_decode_128KiB", "base64", `{"operation":"decode","text":` + quote(base64.StdEncoding.EncodeToString([]byte(text(96<<10)))) + `}`},
 			{"hash_127KiB", "hash", `{"operation":"digest","text":` + quote(text(127<<10)) + `,"algorithm":"sha256"}`},
 		}},
-		{"echo.wasm", "guest/testdata/echo", []benchItem{
+		{"echo.wasm", "internal/guesttest/testdata/echo", []benchItem{
 			{"echo_tiny", "echo", `{"operation":"echo","text":"abc"}`},
 			{"echo_128KiB_ascii", "echo", `{"operation":"echo","text":` + quote(text(128<<10)) + `}`},
 			{"echo_128KiB_prose", "echo", `{"operation":"echo","text":` + quote(prose) + `}`},

@@ -1,0 +1,3 @@
+module github.com/toolhost/toolhost/guest
+
+go 1.26
