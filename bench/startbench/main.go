@@ -77,8 +77,10 @@ type results struct {
 type moduleFigures struct {
 	name       string
 	sizeBytes  int64
-	cold       time.Duration
-	warm       []time.Duration
+	cold       time.Duration   // wall
+	coldCPU    time.Duration   // user and system
+	warm       []time.Duration // wall
+	warmCPU    []time.Duration
 	cacheBytes int64 // what the cold load left in its cache folder
 }
 

@@ -41,6 +41,7 @@ func report(w io.Writer, c config, toolhost string, r results) {
 	listening := func(f startFigures) time.Duration { return f.listening }
 	ready := func(f startFigures) time.Duration { return f.ready }
 	firstHash := func(f startFigures) time.Duration { return f.firstHash }
+	readyCPU := func(f startFigures) time.Duration { return f.readyCPU }
 
 	fmt.Fprintln(w, "| metric | goal | measured | |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
@@ -50,6 +51,8 @@ func report(w io.Writer, c config, toolhost string, r results) {
 	durRow(w, "start on a cold cache → `/readyz` 200 (every module)", 0, pick(r.cold, ready))
 	durRow(w, "warm restart → `/readyz` 200", goalWarmReady, pick(r.warm, ready))
 	durRow(w, "warm restart → first successful `hash` run", 0, pick(r.warm, firstHash))
+	durRow(w, "serve's CPU (user + system) until `/readyz` 200, cold cache", 0, pick(r.cold, readyCPU))
+	durRow(w, "serve's CPU until `/readyz` 200, warm restart", 0, pick(r.warm, readyCPU))
 	switch {
 	case c.skipDrop:
 	case r.dropErr != nil:
@@ -79,13 +82,13 @@ func report(w io.Writer, c config, toolhost string, r results) {
 		return
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| module | size | load, cold cache | load, warm (median) | cache written |")
+	fmt.Fprintln(w, "| module | size | load, cold cache: wall, CPU | load, warm: wall, CPU | cache written |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 	for _, m := range r.modules {
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s |\n", m.name, megabytes(m.sizeBytes),
-			seconds(m.cold), spread(m.warm), megabytes(m.cacheBytes))
+		fmt.Fprintf(w, "| `%s` | %s | %s, %s | %s, %s | %s |\n", m.name, megabytes(m.sizeBytes),
+			seconds(m.cold), seconds(m.coldCPU), spread(m.warm), spread(m.warmCPU), megabytes(m.cacheBytes))
 	}
-	fmt.Fprintln(w, "\nA load is `toolhost check MODULE --cache-dir DIR`, wall time of the whole process.")
+	fmt.Fprintln(w, "\nA load is `toolhost check MODULE --cache-dir DIR`: the whole process, its wall time and its user + system CPU.")
 }
 
 // durRow prints one duration row; goal 0 is no goal.

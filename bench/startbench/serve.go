@@ -42,6 +42,7 @@ type startFigures struct {
 	listening time.Duration // /healthz 200
 	ready     time.Duration // /readyz 200
 	firstHash time.Duration // the first 200 of the run route with status succeeded
+	readyCPU  time.Duration // serve's user and system CPU when ready was seen
 	rssBytes  int64         // VmRSS -idle after ready
 }
 
@@ -50,29 +51,30 @@ type startFigures struct {
 // Each figure is the process's wall time, its start and exit included.
 func (b *bench) check(ctx context.Context, module string, mf *moduleFigures) error {
 	cache := filepath.Join(b.tmp, "check-"+strings.TrimSuffix(mf.name, ".wasm"))
-	once := func() (time.Duration, error) {
+	once := func() (wall, cpu time.Duration, err error) {
 		cmd := exec.CommandContext(ctx, b.toolhost, "check", module, "--cache-dir", cache)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		start := time.Now()
-		err := cmd.Run()
-		d := time.Since(start)
+		err = cmd.Run()
+		wall = time.Since(start)
 		if err != nil {
-			return 0, fmt.Errorf("toolhost check %s: %v\n%s", module, err, joinLines(out.String(), 10))
+			return 0, 0, fmt.Errorf("toolhost check %s: %v\n%s", module, err, joinLines(out.String(), 10))
 		}
-		return d, nil
+		return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 	}
 	var err error
-	if mf.cold, err = once(); err != nil {
+	if mf.cold, mf.coldCPU, err = once(); err != nil {
 		return err
 	}
 	mf.cacheBytes = dirBytes(cache)
 	for range b.c.warmRuns {
-		d, err := once()
+		d, cpu, err := once()
 		if err != nil {
 			return err
 		}
 		mf.warm = append(mf.warm, d)
+		mf.warmCPU = append(mf.warmCPU, cpu)
 	}
 	return nil
 }
@@ -157,7 +159,13 @@ func (b *bench) start(ctx context.Context, name, tools, cache, data string) (sta
 		ok func(context.Context) bool
 	}{
 		{&f.listening, func(ctx context.Context) bool { return get(ctx, p.base+"/healthz") == http.StatusOK }},
-		{&f.ready, func(ctx context.Context) bool { return get(ctx, p.base+"/readyz") == http.StatusOK }},
+		{&f.ready, func(ctx context.Context) bool {
+			if get(ctx, p.base+"/readyz") != http.StatusOK {
+				return false
+			}
+			f.readyCPU, _ = processCPU(p.cmd.Process.Pid)
+			return true
+		}},
 		{&f.firstHash, func(ctx context.Context) bool { return hashRun(ctx, p.base) }},
 	}
 	for i, pr := range probes {
@@ -292,6 +300,43 @@ func vmRSS(pid int) (int64, error) {
 	}
 	defer f.Close()
 	return parseVmRSS(f)
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
+// every Linux this runs on.
+const clockTicks = 100
+
+// processCPU reads the user and system CPU time of pid (its own, not its
+// children's) from /proc/PID/stat.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU is utime + stime of a /proc/PID/stat line: the 14th and
+// 15th fields, counted after the command name's closing parenthesis (the
+// name may hold spaces).
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unexpected stat line %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:]) // fields[0] is the 3rd field, state
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("unexpected stat line %q", stat)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // parseVmRSS finds the VmRSS line of a /proc/PID/status document.

@@ -58,3 +58,15 @@ func TestSpread(t *testing.T) {
 		})
 	}
 }
+
+func TestParseStatCPU(t *testing.T) {
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+	stat := "4242 (tool host) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 30 0 0 20 0 9 0 123 456 789\n"
+	got, err := parseStatCPU(stat)
+	if err != nil || got != 2800*time.Millisecond {
+		t.Fatalf("parseStatCPU = %v, %v; want 2.8s", got, err)
+	}
+	if _, err := parseStatCPU("garbage"); err == nil {
+		t.Fatal("parseStatCPU(garbage) succeeded")
+	}
+}
