@@ -27,6 +27,8 @@ type config struct {
 	toolhost  string
 	toolsDir  string
 	hashIn    string // the module that holds the hash tool, by file name
+	guestDir  string // the guest SDK for the hello-world tool; "" skips it
+	goTool    string
 	coldRuns  int
 	warmRuns  int
 	idle      time.Duration
@@ -42,6 +44,8 @@ func main() {
 	flag.StringVar(&c.toolhost, "toolhost", "bin/toolhost", "the toolhost binary (make build)")
 	flag.StringVar(&c.toolsDir, "tools-dir", "wasm", "the folder of the modules to measure (the bundled ones: make wasm); they are copied, the folder is not served")
 	flag.StringVar(&c.hashIn, "hash-module", "codec.wasm", "the module of -tools-dir that holds the hash tool: the one dropped into a running server")
+	flag.StringVar(&c.guestDir, "guest", "guest", "the guest SDK's folder: a hello-world tool is made with `toolhost new hello --guest-replace` against it and built; empty skips it")
+	flag.StringVar(&c.goTool, "go", "go", "the go command that builds the hello-world tool")
 	flag.IntVar(&c.coldRuns, "cold-runs", 1, "serve starts on an empty cache (each compiles every module)")
 	flag.IntVar(&c.warmRuns, "warm-runs", 3, "serve restarts on the cache of the last cold start, and warm loads per module")
 	flag.DurationVar(&c.idle, "idle", 3*time.Second, "how long serve idles after /readyz turned 200 before its VmRSS is read")
@@ -67,6 +71,7 @@ func main() {
 // results are the figures of one run of the benchmark.
 type results struct {
 	modules []moduleFigures
+	hello   *moduleFigures // the hello-world tool, nil when skipped
 	cold    []startFigures
 	warm    []startFigures
 	drop    time.Duration // 0 when skipped
@@ -125,6 +130,23 @@ func run(ctx context.Context, c config) error {
 			mf := &r.modules[i]
 			progress("toolhost check %s, cold and %d× warm", mf.name, c.warmRuns)
 			if err := b.check(ctx, filepath.Join(c.toolsDir, mf.name), mf); err != nil {
+				return err
+			}
+		}
+	}
+	if c.guestDir != "" {
+		progress("toolhost new hello, built for wasip1, cold and %d× warm", c.warmRuns)
+		path, err := b.buildHello(ctx)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		r.hello = &moduleFigures{name: "hello.wasm", sizeBytes: st.Size()}
+		if !c.skipCheck {
+			if err := b.check(ctx, path, r.hello); err != nil {
 				return err
 			}
 		}

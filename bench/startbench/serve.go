@@ -43,7 +43,12 @@ type startFigures struct {
 	ready     time.Duration // /readyz 200
 	firstHash time.Duration // the first 200 of the run route with status succeeded
 	readyCPU  time.Duration // serve's user and system CPU when ready was seen
-	rssBytes  int64         // VmRSS -idle after ready
+	// interpreted is how many modules the first scan served from the
+	// interpreter while they compiled; compiled is when the last of them
+	// was swapped to its compiled tier (or its compile failed), 0 when none.
+	interpreted int
+	compiled    time.Duration
+	rssBytes    int64 // VmRSS -idle after every module is compiled
 }
 
 // check loads module alone with `toolhost check MODULE --cache-dir DIR`:
@@ -77,6 +82,36 @@ func (b *bench) check(ctx context.Context, module string, mf *moduleFigures) err
 		mf.warmCPU = append(mf.warmCPU, cpu)
 	}
 	return nil
+}
+
+// buildHello writes the hello-world tool with `toolhost new hello`
+// against the local guest SDK and builds it as its README says, offline
+// as an author outside the repository would (the module's own go.mod, a
+// replace to the SDK, no workspace), and returns the module's path.
+func (b *bench) buildHello(ctx context.Context) (string, error) {
+	guestDir, err := filepath.Abs(b.c.guestDir)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(b.tmp, "hello")
+	run := func(cmd *exec.Cmd) error {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, joinLines(string(out), 10))
+		}
+		return nil
+	}
+	if err := run(exec.CommandContext(ctx, b.toolhost, "new", "hello", "--dir", dir, "--guest-replace", guestDir)); err != nil {
+		return "", err
+	}
+	build := exec.CommandContext(ctx, b.c.goTool, "build", "-trimpath", "-buildmode=c-shared", "-o", "hello.wasm", ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOFLAGS=-mod=mod", "GOPROXY=off",
+		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	if err := run(build); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "hello.wasm"), nil
 }
 
 // serveProcess is one started `toolhost serve`.
@@ -179,6 +214,11 @@ func (b *bench) start(ctx context.Context, name, tools, cache, data string) (sta
 			return f, p.failure(name+": "+what, errs[i])
 		}
 	}
+	// Idle means no compile left running in the background either, and a
+	// warm restart needs the compiled code in the cache: wait for the swaps.
+	if f.interpreted, f.compiled, err = p.waitCompiled(ctx); err != nil {
+		return f, p.failure(name+": waiting for the compiled tiers", err)
+	}
 	select {
 	case <-time.After(b.c.idle):
 	case <-ctx.Done():
@@ -207,6 +247,44 @@ func (p *serveProcess) poll(ctx context.Context, interval time.Duration, ok func
 				return 0, errNotReady
 			}
 			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// The registry's log lines of a tiered load (internal/registry/promote.go).
+const (
+	logInterpreted = `msg="registry: serving a module from the interpreter while it compiles"`
+	logSwapped     = `msg="registry: module swapped to its compiled tier"`
+	logCompileFail = `msg="registry: compiling a module failed`
+)
+
+// waitCompiled waits until every module that serve's log says is served
+// from the interpreter is swapped to its compiled tier or failed to
+// compile, and returns how many there were and when the last one was
+// done, from the process's start (0 when there were none).
+func (p *serveProcess) waitCompiled(ctx context.Context) (int, time.Duration, error) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		b, err := os.ReadFile(p.logPath)
+		if err != nil {
+			return 0, 0, err
+		}
+		log := string(b)
+		n := strings.Count(log, logInterpreted)
+		done := strings.Count(log, logSwapped) + strings.Count(log, logCompileFail)
+		if done >= n {
+			if n == 0 {
+				return 0, 0, nil
+			}
+			return n, time.Since(p.started), nil
+		}
+		select {
+		case <-p.exited:
+			return 0, 0, fmt.Errorf("serve exited (%v)", p.cmd.ProcessState)
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
 		case <-t.C:
 		}
 	}
