@@ -19,7 +19,7 @@ all: build
 
 ## deps: install what `make test` needs when it is missing (scripts/deps:
 ## Debian packages through apt-get as root, otherwise the exact command to
-## run; a few milliseconds when everything is there). deps-run: what
+## run; a fraction of a second when everything is there). deps-run: what
 ## `make run` needs (Go). TOOLHOST_DEPS=skip skips both.
 deps:
 	@GO=$(GO) scripts/deps test
