@@ -136,7 +136,7 @@ func (b *Bound) prune(why string) {
 	if st.Evicted > 0 || st.Stale > 0 {
 		b.cfg.Logger.Info("cache folder pruned", "dir", b.cfg.Dir, "after", why,
 			"bytes", st.Bytes, "max_bytes", b.cfg.MaxBytes, "evicted", st.Evicted,
-			"evicted_bytes", st.EvictedBytes, "stale_temporaries", st.Stale)
+			"evicted_bytes", st.EvictedBytes, "stale_temporaries", st.Stale, "tier_markers", st.Markers)
 	}
 }
 

@@ -16,6 +16,11 @@
 // wazero's NAME.*.tmp, the image cache's .img-*) is never evicted, and
 // an entry removed while another process reads it stays readable to that
 // reader (POSIX unlink); a process that looks for it later compiles again.
+//
+// The host's tier markers (DIR/tiers) are not counted; when compiled code
+// is evicted, the markers written before it (within a minute) are removed
+// too, since a marker left without its code would make the module's next
+// load compile at once instead of starting in the interpreter.
 package cachedir
 
 import (
@@ -35,6 +40,14 @@ const StaleTemp = time.Hour
 // imagesDir is the host's image cache under the folder (host/imagecache.go).
 const imagesDir = "images"
 
+// tiersDir holds the host's markers of which modules' code is compiled
+// into the cache (host/tier.go): empty files, not counted.
+const tiersDir = "tiers"
+
+// markerSlack is how much later than its code a marker may have been
+// written.
+const markerSlack = time.Minute
+
 // wazeroPrefix starts the name of wazero's folders under the folder, one
 // per wazero version and platform (wazero.NewCompilationCacheWithDir).
 const wazeroPrefix = "wazero-"
@@ -50,6 +63,8 @@ type Stats struct {
 	Evicted      int
 	EvictedBytes int64
 	Stale        int
+	// Markers is the number of tier markers removed with evicted code.
+	Markers int
 }
 
 // entry is one file of the folder.
@@ -157,6 +172,7 @@ func prune(dir string, maxBytes int64, now time.Time) (Stats, error) {
 		}
 		return strings.Compare(a.path, b.path)
 	})
+	var lastCode time.Time // the last use of the newest compiled code evicted
 	for _, e := range live {
 		if total <= maxBytes {
 			break
@@ -166,8 +182,44 @@ func prune(dir string, maxBytes int64, now time.Time) (Stats, error) {
 			st.Evicted++
 			st.EvictedBytes += e.size
 		}
+		if strings.HasPrefix(filepath.Base(filepath.Dir(e.path)), wazeroPrefix) && e.used.After(lastCode) {
+			lastCode = e.used
+		}
+	}
+	if !lastCode.IsZero() {
+		st.Markers = removeMarkers(filepath.Join(dir, tiersDir), lastCode.Add(markerSlack))
 	}
 	return st, nil
+}
+
+// removeMarkers removes the tier markers written before cutoff and
+// returns how many it removed. A marker says that a module's compiled
+// code is in the cache, so that its next load compiles it at once (a
+// read of the cache) instead of serving it from the interpreter first;
+// wazero's file names cannot be mapped to the markers' (nor to modules),
+// so when compiled code is evicted every marker that may be its own goes
+// with it: one whose code is still cached only costs that module's next
+// load a moment in the interpreter (host/tier.go), while one left behind
+// would cost a blocking optimising compile.
+func removeMarkers(dir string, cutoff time.Time) int {
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, f := range files {
+		if !f.Type().IsRegular() {
+			continue
+		}
+		info, err := f.Info()
+		if err != nil || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if remove(filepath.Join(dir, f.Name())) {
+			n++
+		}
+	}
+	return n
 }
 
 // remove removes path and reports whether this call removed it.

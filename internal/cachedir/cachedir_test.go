@@ -42,11 +42,13 @@ func TestPrune(t *testing.T) {
 		maxBytes int64
 		gone     []string // of the files below
 		evicted  int
+		markers  int
 	}{
 		{name: "within the bound", maxBytes: 1000, gone: []string{"stale"}},
 		{name: "no bound", maxBytes: 0, gone: []string{"stale"}},
-		{name: "least recently used first", maxBytes: 250, gone: []string{"stale", "a", "b", "img"}, evicted: 3},
-		{name: "only what is written survives", maxBytes: 1, gone: []string{"stale", "a", "b", "img", "c"}, evicted: 4},
+		{name: "least recently used first", maxBytes: 250, gone: []string{"stale", "a", "b", "img", "old marker"}, evicted: 3, markers: 1},
+		{name: "only what is written survives", maxBytes: 1, gone: []string{"stale", "a", "b", "img", "c", "old marker"}, evicted: 4, markers: 1},
+		{name: "a marker newer than the code evicted stays", maxBytes: 450, gone: []string{"stale", "a"}, evicted: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,8 +62,11 @@ func TestPrune(t *testing.T) {
 				"writing": put(t, dir, wazeroDir+"/dd.12345.tmp", 100, 0),
 				// Left by a writer that died.
 				"stale": put(t, dir, "images/.img-123", 100, 2*time.Hour),
+				// Tier markers: not counted; removed with compiled code
+				// evicted after them.
+				"old marker": put(t, dir, "tiers/old", 0, 150*time.Minute),
+				"new marker": put(t, dir, "tiers/new", 0, 0),
 				// Not the cache's: never touched nor counted.
-				"tier":  put(t, dir, "tiers/marker", 1000, 10*time.Hour),
 				"other": put(t, dir, "stray", 1000, 10*time.Hour),
 			}
 			st, err := Prune(dir, tt.maxBytes)
@@ -77,8 +82,8 @@ func TestPrune(t *testing.T) {
 					t.Errorf("%s: exists %v, want %v", name, exists(p), !gone[name])
 				}
 			}
-			if st.Files != 6 || st.Bytes != 600 || st.Evicted != tt.evicted || st.Stale != 1 {
-				t.Errorf("stats %+v, want 6 files, 600 bytes, %d evicted, 1 stale", st, tt.evicted)
+			if st.Files != 6 || st.Bytes != 600 || st.Evicted != tt.evicted || st.Stale != 1 || st.Markers != tt.markers {
+				t.Errorf("stats %+v, want 6 files, 600 bytes, %d evicted, 1 stale, %d markers", st, tt.evicted, tt.markers)
 			}
 		})
 	}
