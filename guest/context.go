@@ -1,7 +1,5 @@
 package guest
 
-import "fmt"
-
 // Context is one item's view of the host, passed to Service.Compute. It is
 // valid only during that call and is not safe for concurrent use.
 type Context struct {
@@ -76,5 +74,5 @@ func (c *Context) ClaimEngineWindow(reserveMS int64) (EngineWindow, error) {
 // for the operator, never shown to callers; do not log submitted values
 // you would not show an operator.
 func (c *Context) Logf(format string, args ...any) {
-	logInfo(fmt.Sprintf(format, args...))
+	logInfo(sprintf(format, args...))
 }

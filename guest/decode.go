@@ -1,12 +1,8 @@
 package guest
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"io"
-	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -25,12 +21,20 @@ var (
 	// errTooDeep is returned when objects and arrays nest deeper than
 	// maxDepth.
 	errTooDeep = errors.New("nesting is too deep")
+	// errSyntax is returned when the text is not JSON.
+	errSyntax = errors.New("not valid JSON")
 )
 
+// number is a JSON number literal as written.
+type number string
+
 // parseJSON decodes one JSON value strictly: duplicate names, trailing data
-// and nesting deeper than depth are refused; numbers stay json.Number.
+// and nesting deeper than depth are refused; numbers stay number literals.
+// It accepts what encoding/json's Decoder accepts, and decodes strings as
+// it does (invalid UTF-8 becomes U+FFFD, a lone surrogate escape too),
+// without linking encoding/json.
 func parseJSON(data []byte, depth int) (any, error) {
-	p := newParser(data, depth)
+	p := &parser{data: data, depth: depth}
 	v, err := p.value(0)
 	if err != nil {
 		return nil, err
@@ -38,72 +42,194 @@ func parseJSON(data []byte, depth int) (any, error) {
 	return v, p.end()
 }
 
+// parser reads JSON from data at pos, strictly. It reads in document
+// order, so that of two refusals the first in the text is reported, as
+// encoding/json's Decoder.Token reports it.
 type parser struct {
-	dec   *json.Decoder
+	data  []byte
+	pos   int
 	depth int
 }
 
-func newParser(data []byte, depth int) *parser {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return &parser{dec: dec, depth: depth}
+func (p *parser) ws() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
 }
 
-// end refuses anything but the end of the text.
+// next skips white space and returns the next byte, or 0 at the end.
+func (p *parser) next() byte {
+	p.ws()
+	if p.pos < len(p.data) {
+		return p.data[p.pos]
+	}
+	return 0
+}
+
+// end refuses anything but white space after the value.
 func (p *parser) end() error {
-	if _, err := p.dec.Token(); err != io.EOF {
+	if p.ws(); p.pos != len(p.data) {
 		return errors.New("data after the JSON value")
 	}
 	return nil
 }
 
+// value reads the next value; depth is the nesting of the containers
+// around it.
 func (p *parser) value(depth int) (any, error) {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, err
+	switch c := p.next(); c {
+	case '"':
+		return p.str()
+	case '{', '[':
+		if depth >= p.depth {
+			return nil, errTooDeep
+		}
+		p.pos++
+		if c == '{' {
+			return p.object(depth)
+		}
+		return p.array(depth)
+	case 't':
+		return true, p.word("true")
+	case 'f':
+		return false, p.word("false")
+	case 'n':
+		return nil, p.word("null")
 	}
-	d, ok := tok.(json.Delim)
+	return p.number()
+}
+
+func (p *parser) word(w string) error {
+	if len(p.data)-p.pos >= len(w) && string(p.data[p.pos:p.pos+len(w)]) == w {
+		p.pos += len(w)
+		return nil
+	}
+	return errSyntax
+}
+
+// object reads the members of an object whose '{' was read.
+func (p *parser) object(depth int) (any, error) {
+	m := map[string]any{}
+	if p.next() == '}' {
+		p.pos++
+		return m, nil
+	}
+	for {
+		if p.next() != '"' {
+			return nil, errSyntax
+		}
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := m[key]; dup {
+			return nil, errDuplicateName
+		}
+		if p.next() != ':' {
+			return nil, errSyntax
+		}
+		p.pos++
+		if m[key], err = p.value(depth + 1); err != nil {
+			return nil, err
+		}
+		switch p.next() {
+		case ',':
+			p.pos++
+		case '}':
+			p.pos++
+			return m, nil
+		default:
+			return nil, errSyntax
+		}
+	}
+}
+
+// array reads the items of an array whose '[' was read.
+func (p *parser) array(depth int) (any, error) {
+	a := []any{}
+	if p.next() == ']' {
+		p.pos++
+		return a, nil
+	}
+	for {
+		item, err := p.value(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, item)
+		switch p.next() {
+		case ',':
+			p.pos++
+		case ']':
+			p.pos++
+			return a, nil
+		default:
+			return nil, errSyntax
+		}
+	}
+}
+
+// number reads a number literal: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *parser) number() (any, error) {
+	r := reader{data: p.data, pos: p.pos}
+	lit, _, ok := r.number()
 	if !ok {
-		return tok, nil // string, json.Number, bool or nil
+		return nil, errSyntax
 	}
-	if depth >= p.depth {
-		return nil, errTooDeep
-	}
-	var v any
-	switch d {
-	case '{':
-		m := map[string]any{}
-		for p.dec.More() {
-			k, err := p.dec.Token()
-			if err != nil {
-				return nil, err
+	p.pos = r.pos
+	return number(strings.Clone(lit)), nil
+}
+
+// str reads the string at p.pos (a '"') as encoding/json decodes it:
+// escapes resolved (a lone surrogate is U+FFFD), each byte of invalid
+// UTF-8 replaced by U+FFFD; a control character is a syntax error.
+func (p *parser) str() (string, error) {
+	d := p.data
+	start := p.pos + 1
+	var b []byte // nil while the contents are a plain copy of d[start:i]
+	for i := start; ; {
+		j := textEnd(d, i)
+		if b != nil {
+			b = append(b, d[i:j]...)
+		}
+		if j >= len(d) {
+			return "", errSyntax
+		}
+		switch c := d[j]; {
+		case c == '"':
+			p.pos = j + 1
+			if b == nil {
+				return string(d[start:j]), nil
 			}
-			key := k.(string)
-			if _, dup := m[key]; dup {
-				return nil, errDuplicateName
-			}
-			if m[key], err = p.value(depth + 1); err != nil {
-				return nil, err
+			return string(b), nil
+		case c < 0x20:
+			return "", errSyntax
+		}
+		if b == nil {
+			b = append(make([]byte, 0, j-start+16), d[start:j]...)
+		}
+		if d[j] != '\\' { // invalid UTF-8
+			b = append(b, "\uFFFD"...)
+			i = j + 1
+			continue
+		}
+		if j+1 < len(d) {
+			if c := unescapes[d[j+1]]; c != 0 {
+				b = append(b, c)
+				i = j + 2
+				continue
 			}
 		}
-		v = m
-	case '[':
-		a := []any{}
-		for p.dec.More() {
-			item, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			a = append(a, item)
+		var ok bool
+		if b, i, ok = unescapeU(b, d, j); !ok {
+			return "", errSyntax
 		}
-		v = a
-	default:
-		return nil, errors.New("unexpected delimiter")
 	}
-	if _, err := p.dec.Token(); err != nil { // the closing delimiter
-		return nil, err
-	}
-	return v, nil
 }
 
 // envelope is the compute input: {"tool_code","operation","parameters"}.
@@ -119,37 +245,50 @@ type envelope struct {
 func parseEnvelope(data []byte) (envelope, *Error) {
 	var env envelope
 	bad := func(reason string) (envelope, *Error) {
-		return envelope{}, sdkFailure("compute input: %s", reason)
+		return envelope{}, sdkFailure("compute input: " + reason)
 	}
-	p := newParser(data, maxDepth)
-	if tok, err := p.dec.Token(); err != nil || tok != json.Delim('{') {
+	p := &parser{data: data, depth: maxDepth}
+	if p.next() != '{' {
 		return bad("not a JSON object")
 	}
+	p.pos++
 	seen := map[string]bool{}
-	for p.dec.More() {
-		k, err := p.dec.Token()
+	for first := true; ; first = false {
+		c := p.next()
+		if c == '}' || c == 0 {
+			break
+		}
+		if !first {
+			if c != ',' {
+				return bad("not valid JSON")
+			}
+			p.pos++
+		}
+		if p.next() != '"' {
+			return bad("not valid JSON")
+		}
+		key, err := p.str()
 		if err != nil {
 			return bad("not valid JSON")
 		}
-		key := k.(string)
 		if seen[key] {
 			return bad("a member is repeated")
 		}
 		seen[key] = true
 		switch key {
-		case "tool_code", "operation":
-			v, err := p.value(1)
-			s, ok := v.(string)
-			if err != nil || !ok {
-				return bad(key + " is not a string")
-			}
-			if key == "tool_code" {
-				env.toolCode = s
-			} else {
-				env.operation = s
-			}
-		case "parameters":
-			v, err := p.value(1)
+		case "tool_code", "operation", "parameters":
+		default:
+			return bad("unknown member")
+		}
+		// The colon is read with the value, as Decoder.Token reads it.
+		var v any
+		if p.next() == ':' {
+			p.pos++
+			v, err = p.value(1)
+		} else {
+			err = errSyntax
+		}
+		if key == "parameters" {
 			if errors.Is(err, errDuplicateName) || errors.Is(err, errTooDeep) {
 				return envelope{}, &Error{Code: CodeInvalidParameters, Message: "parameters: " + err.Error()}
 			}
@@ -157,13 +296,22 @@ func parseEnvelope(data []byte) (envelope, *Error) {
 				return bad("parameters are not valid JSON")
 			}
 			env.parameters = v
-		default:
-			return bad("unknown member")
+			continue
+		}
+		s, ok := v.(string)
+		if err != nil || !ok {
+			return bad(key + " is not a string")
+		}
+		if key == "tool_code" {
+			env.toolCode = s
+		} else {
+			env.operation = s
 		}
 	}
-	if _, err := p.dec.Token(); err != nil {
+	if p.next() != '}' {
 		return bad("not valid JSON")
 	}
+	p.pos++
 	if err := p.end(); err != nil {
 		return bad("data after the JSON value")
 	}
@@ -236,7 +384,7 @@ func assign(v reflect.Value, n *node, x any, op string, path []string) *decodeEr
 		}
 		v.SetBool(b)
 	case kindInt, kindUint:
-		num, ok := x.(json.Number)
+		num, ok := x.(number)
 		if !ok {
 			return at(path, "expected an integer")
 		}
@@ -245,18 +393,20 @@ func assign(v reflect.Value, n *node, x any, op string, path []string) *decodeEr
 			return at(path, "expected an integer")
 		}
 		if n.kind == kindInt {
-			if !i.IsInt64() || v.OverflowInt(i.Int64()) {
+			x, fits := i.int64()
+			if !fits || v.OverflowInt(x) {
 				return at(path, "integer out of range")
 			}
-			v.SetInt(i.Int64())
+			v.SetInt(x)
 		} else {
-			if !i.IsUint64() || v.OverflowUint(i.Uint64()) {
+			x, fits := i.uint64()
+			if !fits || v.OverflowUint(x) {
 				return at(path, "integer out of range")
 			}
-			v.SetUint(i.Uint64())
+			v.SetUint(x)
 		}
 	case kindFloat:
-		num, ok := x.(json.Number)
+		num, ok := x.(number)
 		if !ok {
 			return at(path, "expected a number")
 		}
@@ -347,23 +497,67 @@ func assignStruct(v reflect.Value, n *node, m map[string]any, op string, path []
 // integer the slow way, so that 1e-99999999 cannot cost a huge computation.
 const maxExponent = 400
 
-// integer returns the integer value of a JSON number literal, which may be
-// written with a fraction or exponent (2.0, 1e3): JSON Schema's "integer"
-// accepts any number with a zero fractional part. It reports false for a
-// literal with a non-zero fraction.
-func integer(lit string) (*big.Int, bool) {
-	if i, ok := new(big.Int).SetString(lit, 10); ok {
-		return i, true
-	}
-	if e := strings.IndexAny(lit, "eE"); e >= 0 {
-		exp, err := strconv.Atoi(strings.TrimPrefix(lit[e+1:], "+"))
-		if err != nil || exp > maxExponent || exp < -maxExponent {
-			return nil, false
+// integer returns the value of a JSON number literal as an integer, which
+// may be written with a fraction or exponent (2.0, 1e3): JSON Schema's
+// "integer" accepts any number with a zero fractional part. It reports
+// false for a literal with a non-zero fraction, or with an exponent beyond
+// ±maxExponent; an integer beyond the range of int64 and uint64 is
+// returned with inRange false.
+func integer(lit string) (v bigInt, ok bool) {
+	neg := strings.HasPrefix(lit, "-")
+	body := strings.TrimPrefix(lit, "-")
+	mant, exp := body, 0
+	if e := strings.IndexAny(body, "eE"); e >= 0 {
+		x, err := strconv.Atoi(strings.TrimPrefix(body[e+1:], "+"))
+		if err != nil || x > maxExponent || x < -maxExponent {
+			return bigInt{}, false
 		}
+		mant, exp = body[:e], x
 	}
-	r, ok := new(big.Rat).SetString(lit)
-	if !ok || !r.IsInt() {
-		return nil, false
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	exp -= len(frac)
+	if digits == "" {
+		return bigInt{inRange: true}, true // zero, -0 included
 	}
-	return r.Num(), true
+	for exp < 0 && strings.HasSuffix(digits, "0") {
+		digits, exp = digits[:len(digits)-1], exp+1
+	}
+	if exp < 0 {
+		return bigInt{}, false // a non-zero fraction
+	}
+	if len(digits)+exp > 20 {
+		return bigInt{neg: neg}, true // beyond uint64
+	}
+	mag, err := strconv.ParseUint(digits+strings.Repeat("0", exp), 10, 64)
+	return bigInt{neg: neg, mag: mag, inRange: err == nil}, true
+}
+
+// bigInt is an integer as sign and magnitude; inRange says that the
+// magnitude fits in a uint64 (else the value fits no Go integer type).
+type bigInt struct {
+	neg     bool
+	mag     uint64
+	inRange bool
+}
+
+// int64 returns the value as an int64, reporting whether it fits.
+func (i bigInt) int64() (int64, bool) {
+	switch {
+	case !i.inRange:
+		return 0, false
+	case i.neg && i.mag <= 1<<63:
+		return int64(-i.mag), true // -(1<<63) wraps to itself
+	case !i.neg && i.mag < 1<<63:
+		return int64(i.mag), true
+	}
+	return 0, false
+}
+
+// uint64 returns the value as a uint64, reporting whether it fits.
+func (i bigInt) uint64() (uint64, bool) {
+	if !i.inRange || i.neg && i.mag != 0 {
+		return 0, false
+	}
+	return i.mag, true
 }

@@ -1,7 +1,6 @@
 package guest
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -44,12 +43,12 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 // InvalidInput returns an invalid_parameters error, not retryable: the
 // parameters passed the schema but cannot be used.
 func InvalidInput(format string, args ...any) *Error {
-	return &Error{Code: CodeInvalidParameters, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: CodeInvalidParameters, Message: sprintf(format, args...)}
 }
 
 // Failed returns an execution_failed error, not retryable.
 func Failed(format string, args ...any) *Error {
-	return &Error{Code: CodeExecutionFailed, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: CodeExecutionFailed, Message: sprintf(format, args...)}
 }
 
 // errStop is the error of a checkpoint or claim that said stop.
@@ -58,8 +57,8 @@ func errStop(reason string) *Error {
 }
 
 // sdkFailure is an execution_failed error raised by the SDK itself.
-func sdkFailure(format string, args ...any) *Error {
-	return &Error{Code: CodeExecutionFailed, Message: "guest: " + fmt.Sprintf(format, args...)}
+func sdkFailure(msg string) *Error {
+	return &Error{Code: CodeExecutionFailed, Message: "guest: " + msg}
 }
 
 // normalized returns the error as it goes on the wire: a known code, a

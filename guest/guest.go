@@ -2,8 +2,8 @@ package guest
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -223,7 +223,7 @@ func finish[In, Out any](ctx *Context, svc *service, compute func(*Context, In) 
 	}
 	b, encErr := encodeResult(reflect.ValueOf(&out).Elem(), svc.out, op)
 	if encErr != nil {
-		return nil, sdkFailure("%s", encErr.message())
+		return nil, sdkFailure(encErr.message())
 	}
 	return b, nil
 }
@@ -234,7 +234,7 @@ func finish[In, Out any](ctx *Context, svc *service, compute func(*Context, In) 
 func run[In, Out any](ctx *Context, compute func(*Context, In) (Out, error), in In) (out Out, e *Error) {
 	defer func() {
 		if r := recover(); r != nil {
-			e = &Error{Code: CodeExecutionFailed, Message: clip(fmt.Sprint("panic: ", r), MaxMessageBytes)}
+			e = &Error{Code: CodeExecutionFailed, Message: clip("panic: "+sprint(r), MaxMessageBytes)}
 		}
 		if ctx.stopped && (e == nil || e.Code != CodeExecutionLimit) {
 			e = errStop("stopped: the soft deadline has passed or the item was cancelled")
@@ -380,10 +380,10 @@ func (p Package) Declaration() ([]byte, error) { return declare(p) }
 func Describe() ([]byte, error) {
 	decl, err := declaration()
 	if errors.Is(err, errNotRegistered) {
-		return nil, sdkFailure("%v", err)
+		return nil, sdkFailure(err.Error())
 	}
 	if err != nil {
-		return nil, sdkFailure("declaration: %v", err)
+		return nil, sdkFailure("declaration: " + err.Error())
 	}
 	return append([]byte(nil), decl...), nil
 }
@@ -415,7 +415,7 @@ func invoke(input []byte, owned bool) ([]byte, *Error) {
 	ok, pkg := registration.registered, registration.pkg
 	registration.mu.Unlock()
 	if !ok {
-		return nil, sdkFailure("%v", errNotRegistered)
+		return nil, sdkFailure(errNotRegistered.Error())
 	}
 	if out, e, done := invokeFast(pkg, input, owned); done {
 		return out, e
@@ -446,13 +446,13 @@ func invokeStrict(pkg Package, input []byte) ([]byte, *Error) {
 	}
 	svc, err := lookupService(pkg, env.toolCode)
 	if err != nil {
-		return nil, sdkFailure("declaration: %s", err.Error())
+		return nil, sdkFailure("declaration: " + err.Error())
 	}
 	if svc == nil {
-		return nil, sdkFailure("this module has no service %q", safeName(env.toolCode))
+		return nil, sdkFailure("this module has no service " + strconv.Quote(safeName(env.toolCode)))
 	}
 	if !svc.opSet[env.operation] {
-		return nil, sdkFailure("service %q has no operation %q", svc.code, safeName(env.operation))
+		return nil, sdkFailure("service " + strconv.Quote(svc.code) + " has no operation " + strconv.Quote(safeName(env.operation)))
 	}
 	params, isObject := env.parameters.(map[string]any)
 	if !isObject {

@@ -2,7 +2,7 @@ package guest
 
 import (
 	"encoding/binary"
-	"fmt"
+	"strconv"
 )
 
 // runDescribe is the describe export: the declaration as output, or a tool
@@ -31,7 +31,7 @@ func runCompute() (rc int32) {
 // recoverExport turns a panic in the SDK itself into execution_failed.
 func recoverExport(rc *int32) {
 	if r := recover(); r != nil {
-		*rc = fail(sdkFailure("internal error: %v", r))
+		*rc = fail(sdkFailure("internal error: " + sprint(r)))
 	}
 }
 
@@ -39,7 +39,7 @@ func recoverExport(rc *int32) {
 func succeed(out []byte) int32 {
 	off, ok := store(out)
 	if !ok {
-		return fail(sdkFailure("no memory left for the output of %d bytes", len(out)))
+		return fail(sdkFailure("no memory left for the output of " + strconv.Itoa(len(out)) + " bytes"))
 	}
 	extismOutputSet(off, uint64(len(out)))
 	return 0
@@ -129,5 +129,5 @@ func asError(err error) *Error {
 	if e, ok := err.(*Error); ok && e != nil {
 		return e
 	}
-	return &Error{Code: CodeExecutionFailed, Message: fmt.Sprint(err)}
+	return &Error{Code: CodeExecutionFailed, Message: err.Error()}
 }

@@ -1,3 +1,5 @@
+//go:build !guestgen
+
 package guest
 
 import (
@@ -219,3 +221,7 @@ func stringsToAny(ss []string) []any {
 	}
 	return out
 }
+
+// MarshalJSON writes the literal as it is: a number in a schema (a bound,
+// an enum value, a default) keeps the text of its tag.
+func (n number) MarshalJSON() ([]byte, error) { return []byte(n), nil }

@@ -2,12 +2,8 @@ package guest
 
 import (
 	"encoding"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"math/big"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,18 +83,26 @@ func (n *node) acceptTables(ops []string) {
 // array field apply to its items.
 type constraints struct {
 	doc                  string
-	enum                 []any       // string or json.Number
-	minimum, maximum     json.Number // "" when absent
-	minLength, maxLength int         // -1 when absent
-	minItems, maxItems   int         // -1 when absent
+	enum                 []any  // string or number
+	minimum, maximum     number // "" when absent
+	minLength, maxLength int    // -1 when absent
+	minItems, maxItems   int    // -1 when absent
 	pattern              string
 	def                  any // decoded default; hasDef says whether there is one
 	hasDef               bool
 }
 
+// The methods of a type that encodes itself: encoding/json's Marshaler
+// and Unmarshaler (declared here so that the SDK does not import
+// encoding/json) and encoding's text ones.
+type (
+	jsonMarshalerMethod   interface{ MarshalJSON() ([]byte, error) }
+	jsonUnmarshalerMethod interface{ UnmarshalJSON([]byte) error }
+)
+
 var (
-	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	jsonMarshaler   = reflect.TypeFor[jsonMarshalerMethod]()
+	jsonUnmarshaler = reflect.TypeFor[jsonUnmarshalerMethod]()
 	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
@@ -133,7 +137,7 @@ type builder struct {
 // may carry ops tags.
 func (b *builder) root(t reflect.Type) (*node, error) {
 	if t.Kind() != reflect.Struct || ownEncoding(t) {
-		return nil, fmt.Errorf("%s must be a plain struct type", typeName(t))
+		return nil, errors.New(typeName(t) + " must be a plain struct type")
 	}
 	return b.structNode(t, true)
 }
@@ -141,7 +145,7 @@ func (b *builder) root(t reflect.Type) (*node, error) {
 // build returns the node of t, which is not a service root.
 func (b *builder) build(t reflect.Type, where string) (*node, error) {
 	if ownEncoding(t) {
-		return nil, fmt.Errorf("%s: %s encodes itself (MarshalJSON, UnmarshalJSON or text methods); the SDK derives schemas from plain types only", where, typeName(t))
+		return nil, errors.New(where + ": " + typeName(t) + " encodes itself (MarshalJSON, UnmarshalJSON or text methods); the SDK derives schemas from plain types only")
 	}
 	n := &node{typ: t, size: t.Size()}
 	switch t.Kind() {
@@ -174,13 +178,13 @@ func (b *builder) build(t reflect.Type, where string) (*node, error) {
 	case reflect.Struct:
 		return b.structNode(t, false)
 	case reflect.Map:
-		return nil, fmt.Errorf("%s: maps are not supported: the schema profile forbids open objects; use a struct, or a slice of key/value structs", where)
+		return nil, errors.New(where + ": maps are not supported: the schema profile forbids open objects; use a struct, or a slice of key/value structs")
 	case reflect.Pointer:
-		return nil, fmt.Errorf("%s: a pointer is supported only as a struct field's own type (an optional field)", where)
+		return nil, errors.New(where + ": a pointer is supported only as a struct field's own type (an optional field)")
 	case reflect.Interface:
-		return nil, fmt.Errorf("%s: interface type %s has no schema", where, typeName(t))
+		return nil, errors.New(where + ": interface type " + typeName(t) + " has no schema")
 	default:
-		return nil, fmt.Errorf("%s: type %s is not supported", where, t)
+		return nil, errors.New(where + ": type " + t.String() + " is not supported")
 	}
 	return n, nil
 }
@@ -198,7 +202,7 @@ func (b *builder) structNode(t reflect.Type, root bool) (*node, error) {
 // encoding/json does. t starts at offset base in n's struct.
 func (b *builder) collect(n *node, t reflect.Type, index []int, base uintptr, root bool) error {
 	if slices.Contains(b.stack, t) {
-		return fmt.Errorf("%s: recursive types are not supported", typeName(t))
+		return errors.New(typeName(t) + ": recursive types are not supported")
 	}
 	b.stack = append(b.stack, t)
 	defer func() { b.stack = b.stack[:len(b.stack)-1] }()
@@ -215,14 +219,14 @@ func (b *builder) collect(n *node, t reflect.Type, index []int, base uintptr, ro
 		if sf.Anonymous && name == "" {
 			ft := sf.Type
 			if ft.Kind() == reflect.Pointer {
-				return fmt.Errorf("%s: embedded pointers are not supported; embed the struct itself", where)
+				return errors.New(where + ": embedded pointers are not supported; embed the struct itself")
 			}
 			if ft.Kind() == reflect.Struct {
 				if ownEncoding(ft) {
-					return fmt.Errorf("%s: embedded %s encodes itself; the SDK derives schemas from plain types only", where, typeName(ft))
+					return errors.New(where + ": embedded " + typeName(ft) + " encodes itself; the SDK derives schemas from plain types only")
 				}
 				if hasTag || sf.Tag != "" {
-					return fmt.Errorf("%s: an embedded struct takes no tags (its fields are flattened)", where)
+					return errors.New(where + ": an embedded struct takes no tags (its fields are flattened)")
 				}
 				if err := b.collect(n, ft, idx, base+sf.Offset, root); err != nil {
 					return err
@@ -245,7 +249,7 @@ func (b *builder) collect(n *node, t reflect.Type, index []int, base uintptr, ro
 			case "omitzero":
 				f.omitZero = true
 			default:
-				return fmt.Errorf("%s: json option %q is not supported", where, o)
+				return errors.New(where + ": json option " + strconv.Quote(o) + " is not supported")
 			}
 		}
 		ft := sf.Type
@@ -257,11 +261,15 @@ func (b *builder) collect(n *node, t reflect.Type, index []int, base uintptr, ro
 			return err
 		}
 		f.node = node
-		if err := b.tags(f, sf.Tag, root); err != nil {
+		if err := b.opsTag(f, sf.Tag, root); err != nil {
+			return err
+		}
+		f.c = constraints{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1}
+		if err := b.constraintTags(f, sf.Tag); err != nil {
 			return err
 		}
 		if _, dup := n.byName[name]; dup {
-			return fmt.Errorf("%s: JSON name %q is used twice in %s", where, name, typeName(n.typ))
+			return errors.New(where + ": JSON name " + strconv.Quote(name) + " is used twice in " + typeName(n.typ))
 		}
 		n.byName[name] = f
 		n.fields = append(n.fields, f)
@@ -269,286 +277,26 @@ func (b *builder) collect(n *node, t reflect.Type, index []int, base uintptr, ro
 	return nil
 }
 
-// tags reads a field's ops and constraint tags.
-func (b *builder) tags(f *field, tag reflect.StructTag, root bool) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%s: %s", f.where, fmt.Sprintf(format, args...))
-	}
-	if ops, ok := tag.Lookup("ops"); ok {
-		if !root {
-			return bad("the ops tag is allowed only on fields of a service's input or output type itself")
-		}
-		list := strings.Split(ops, ",")
-		for i, op := range list {
-			if !slices.Contains(b.ops, op) {
-				return bad("ops names %q, which is not one of the service's operations", op)
-			}
-			if slices.Contains(list[:i], op) {
-				return bad("ops names %q twice", op)
-			}
-		}
-		if len(list) < len(b.ops) {
-			f.ops = list
-		}
-	}
-
-	// Scalar constraints go to the items of a slice or array.
-	target := f.node
-	if target.kind == kindSlice || target.kind == kindArray {
-		target = target.elem
-	}
-	scalar := func(name string, kinds ...kind) error {
-		if !slices.Contains(kinds, target.kind) {
-			return bad("the %s tag does not apply to %s", name, target.typ)
-		}
+// opsTag reads a field's ops tag.
+func (b *builder) opsTag(f *field, tag reflect.StructTag, root bool) error {
+	ops, ok := tag.Lookup("ops")
+	if !ok {
 		return nil
 	}
-	c := &f.c
-	c.minLength, c.maxLength, c.minItems, c.maxItems = -1, -1, -1, -1
-	c.doc = tag.Get("doc")
-
-	if v, ok := tag.Lookup("enum"); ok {
-		if err := scalar("enum", kindString, kindInt, kindUint); err != nil {
-			return err
+	if !root {
+		return errors.New(f.where + ": the ops tag is allowed only on fields of a service's input or output type itself")
+	}
+	list := strings.Split(ops, ",")
+	for i, op := range list {
+		if !slices.Contains(b.ops, op) {
+			return errors.New(f.where + ": ops names " + strconv.Quote(op) + ", which is not one of the service's operations")
 		}
-		for i, s := range strings.Split(v, ",") {
-			lit, err := scalarLiteral(target, s)
-			if err != nil {
-				return bad("enum value %d: %v", i, err)
-			}
-			if slices.Contains(c.enum, lit) {
-				return bad("enum lists %q twice", s)
-			}
-			c.enum = append(c.enum, lit)
+		if slices.Contains(list[:i], op) {
+			return errors.New(f.where + ": ops names " + strconv.Quote(op) + " twice")
 		}
 	}
-	for _, bound := range []struct {
-		name string
-		dst  *json.Number
-	}{{"minimum", &c.minimum}, {"maximum", &c.maximum}} {
-		v, ok := tag.Lookup(bound.name)
-		if !ok {
-			continue
-		}
-		if err := scalar(bound.name, kindInt, kindUint, kindFloat); err != nil {
-			return err
-		}
-		lit, err := scalarLiteral(target, v)
-		if err != nil {
-			return bad("%s: %v", bound.name, err)
-		}
-		*bound.dst = lit.(json.Number)
-	}
-	if c.minimum != "" && c.maximum != "" && compareNumbers(c.minimum, c.maximum) > 0 {
-		return bad("minimum is greater than maximum")
-	}
-	for _, size := range []struct {
-		name  string
-		dst   *int
-		kinds []kind
-		on    *node
-	}{
-		{"minLength", &c.minLength, []kind{kindString}, target},
-		{"maxLength", &c.maxLength, []kind{kindString}, target},
-		{"minItems", &c.minItems, []kind{kindSlice}, f.node},
-		{"maxItems", &c.maxItems, []kind{kindSlice}, f.node},
-	} {
-		v, ok := tag.Lookup(size.name)
-		if !ok {
-			continue
-		}
-		if !slices.Contains(size.kinds, size.on.kind) {
-			return bad("the %s tag does not apply to %s", size.name, size.on.typ)
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || strconv.Itoa(n) != v {
-			return bad("%s must be a non-negative integer", size.name)
-		}
-		*size.dst = n
-	}
-	if c.minLength >= 0 && c.maxLength >= 0 && c.minLength > c.maxLength {
-		return bad("minLength is greater than maxLength")
-	}
-	if c.minItems >= 0 && c.maxItems >= 0 && c.minItems > c.maxItems {
-		return bad("minItems is greater than maxItems")
-	}
-	if v, ok := tag.Lookup("pattern"); ok {
-		if err := scalar("pattern", kindString); err != nil {
-			return err
-		}
-		if b.checks {
-			if _, err := regexp.Compile(v); err != nil {
-				return bad("pattern does not compile")
-			}
-		}
-		c.pattern = v
-	}
-	if v, ok := tag.Lookup("default"); ok {
-		if err := b.defaultValue(f, v); err != nil {
-			return bad("default: %v", err)
-		}
+	if len(list) < len(b.ops) {
+		f.ops = list
 	}
 	return nil
-}
-
-// defaultValue reads a default tag: the bare text for a string field, a
-// JSON literal otherwise. A default belongs to an optional field only: the
-// SDK never injects it, so the tool applies it when the field is absent.
-func (b *builder) defaultValue(f *field, v string) error {
-	if !f.optional() {
-		return errors.New("a default needs an optional field (a pointer, omitempty or omitzero): a required field is always sent")
-	}
-	var val any
-	if f.node.kind == kindString {
-		val = v
-	} else {
-		parsed, err := parseJSON([]byte(v), maxDepth)
-		if err != nil {
-			return errors.New("not a JSON literal")
-		}
-		val = parsed
-	}
-	if b.checks {
-		dst := reflect.New(f.node.typ).Elem()
-		if err := assign(dst, f.node, val, "", nil); err != nil {
-			return errors.New(err.reason)
-		}
-		if err := f.c.admits(f.node, val); err != nil {
-			return err
-		}
-	}
-	f.c.def, f.c.hasDef = val, true
-	return nil
-}
-
-// admits checks a decoded value of the field's type (a default) against
-// the constraints; the type itself was checked by decoding it.
-func (c *constraints) admits(n *node, v any) error {
-	if n.kind == kindSlice || n.kind == kindArray {
-		items := v.([]any)
-		if c.minItems >= 0 && len(items) < c.minItems || c.maxItems >= 0 && len(items) > c.maxItems {
-			return errors.New("item count out of bounds")
-		}
-		for _, item := range items {
-			if err := c.admitsScalar(item); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return c.admitsScalar(v)
-}
-
-func (c *constraints) admitsScalar(v any) error {
-	if len(c.enum) > 0 {
-		ok := false
-		for _, e := range c.enum {
-			if n, isNum := v.(json.Number); isNum {
-				if en, ok2 := e.(json.Number); ok2 && compareNumbers(n, en) == 0 {
-					ok = true
-				}
-			} else if e == v {
-				ok = true
-			}
-		}
-		if !ok {
-			return errors.New("not one of the enum values")
-		}
-	}
-	if n, ok := v.(json.Number); ok {
-		if c.minimum != "" && compareNumbers(n, c.minimum) < 0 || c.maximum != "" && compareNumbers(n, c.maximum) > 0 {
-			return errors.New("out of the minimum/maximum bounds")
-		}
-	}
-	if s, ok := v.(string); ok {
-		l := len([]rune(s))
-		if c.minLength >= 0 && l < c.minLength || c.maxLength >= 0 && l > c.maxLength {
-			return errors.New("length out of the minLength/maxLength bounds")
-		}
-		if c.pattern != "" {
-			if re, err := regexp.Compile(c.pattern); err == nil && !re.MatchString(s) {
-				return errors.New("does not match the pattern")
-			}
-		}
-	}
-	return nil
-}
-
-// scalarLiteral reads a tag value for a scalar of node n: the bare text
-// for a string, an integer literal in range for an integer, a finite JSON
-// number for a float.
-func scalarLiteral(n *node, s string) (any, error) {
-	switch n.kind {
-	case kindString:
-		return s, nil
-	case kindInt:
-		if _, err := strconv.ParseInt(s, 10, n.bits); err != nil || !validNumber(s) {
-			return nil, fmt.Errorf("%q is not an integer in the range of %s", s, n.typ)
-		}
-		return json.Number(s), nil
-	case kindUint:
-		if _, err := strconv.ParseUint(s, 10, n.bits); err != nil || !validNumber(s) {
-			return nil, fmt.Errorf("%q is not an integer in the range of %s", s, n.typ)
-		}
-		return json.Number(s), nil
-	case kindFloat:
-		if _, err := strconv.ParseFloat(s, n.bits); err != nil || !validNumber(s) {
-			return nil, fmt.Errorf("%q is not a finite JSON number", s)
-		}
-		return json.Number(s), nil
-	}
-	return nil, fmt.Errorf("no literal for %s", n.typ)
-}
-
-// compareNumbers compares two JSON number literals exactly. Both must be
-// valid literals of bounded exponent (tag values and checked defaults).
-func compareNumbers(a, b json.Number) int {
-	x, okx := new(big.Rat).SetString(string(a))
-	y, oky := new(big.Rat).SetString(string(b))
-	if !okx || !oky {
-		return strings.Compare(string(a), string(b))
-	}
-	return x.Cmp(y)
-}
-
-// validNumber reports whether s is a JSON number literal.
-func validNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	return i == len(s)
 }
