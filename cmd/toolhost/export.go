@@ -24,7 +24,7 @@ func runExport(args []string, stdout io.Writer) error {
 	o := newOptions(fs)
 	var tf toolFlags
 	tf.register(o)
-	out := fs.String("out", "dist", "the `folder` to write tools.json and openapi.json into")
+	out := fs.String("out", "dist", "write tools.json and openapi.json into `DIR`")
 	if rest, err := o.parse(args, false); err != nil || len(rest) > 0 {
 		return usageOr(err, fmt.Errorf("%w: export takes flags only", errUsage))
 	}

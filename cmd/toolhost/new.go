@@ -62,8 +62,8 @@ type newData struct {
 func runNew(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("new", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", "", "the `folder` to write the tool into (default ./NAME); missing or empty")
-	replace := fs.String("guest-replace", "", "a local copy of the guest SDK (its `folder`) for the go.mod's replace directive, for building before the SDK is published or against a checkout")
+	dir := fs.String("dir", "", "write the tool into `DIR` (default ./NAME), which must be missing or empty")
+	replace := fs.String("guest-replace", "", "the go.mod replaces the guest SDK with the one at `PATH` (the guest folder of a Toolhost checkout): to build before the SDK is published, or against a checkout")
 	positional, err := parseWithPositional(fs, args)
 	if err != nil || len(positional) != 1 {
 		return usageOr(err, fmt.Errorf("%w: new takes one NAME", errUsage))
