@@ -139,7 +139,7 @@ func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 			// Refused from its stat alone: never opened, never read.
 			r.warnOnce(name, "registry: module refused unread", "file", fileSource(name), "path", path, "error", refusal)
 			next[name] = r.failedEntry(old, st, &pkg{source: fileSource(name), failed: moduleFailure(fileSource(name), refusal)}, false)
-		case now.Before(obs.stableAt(r.cfg.Settle)):
+		case now.Before(obs.stableAt(r.cfg.Settle)) && !r.moved.settled(name, obs, r.cfg.Settle, min(eventDelay, r.cfg.Settle), now):
 			// Being written: read it once it has settled; meanwhile the
 			// previous version, if any, stays.
 			wait(obs.stableAt(r.cfg.Settle))
@@ -164,6 +164,7 @@ func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 			}
 		}
 	}
+	r.moved.keep(seen)
 	for name, j := range r.loading {
 		if _, ok := seen[name]; !ok {
 			j.supersede() // removed, or no longer settled
@@ -512,20 +513,11 @@ const eventDelay = 100 * time.Millisecond
 // change, when a file being written will have settled, and every Interval
 // in case an event was missed. Scans only stat files that have not
 // changed, so they are cheap. It returns when ctx ends.
-func (r *Registry) watch(ctx context.Context) {
+func (r *Registry) watch(ctx context.Context, w *fsnotify.Watcher) {
 	defer close(r.done)
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		if err = w.Add(r.cfg.Dir); err != nil {
-			w.Close()
-		}
-	}
-	if err != nil {
-		r.log.Warn("registry: cannot watch the tools folder; rescanning periodically only",
-			"dir", r.cfg.Dir, "interval", r.cfg.Interval, "error", err)
-	} else {
+	if w != nil {
 		defer w.Close()
 		events, errs = w.Events, w.Errors
 	}
@@ -572,7 +564,9 @@ func (r *Registry) watch(ctx context.Context) {
 			}
 			if watched(ev.Name) {
 				// Coalesce a burst of events into one scan; a file just
-				// written is then waited for until it settles.
+				// written is then waited for until it settles, one moved
+				// in is not (movedin.go).
+				r.moved.event(ev)
 				arm(time.Now().Add(min(eventDelay, r.cfg.Settle)))
 			}
 		case err, ok := <-errs:
@@ -580,8 +574,10 @@ func (r *Registry) watch(ctx context.Context) {
 				errs = nil
 				continue
 			}
-			// An overflow loses events: rescan now.
+			// An overflow loses events: rescan now, and let every file
+			// settle by the settle rule.
 			r.log.Warn("registry: watching the tools folder", "error", err)
+			r.moved.forget()
 			rescan()
 		case <-r.kick:
 			// A load found its file changing: look again once it settles.
@@ -593,6 +589,24 @@ func (r *Registry) watch(ctx context.Context) {
 			rescan()
 		}
 	}
+}
+
+// newWatcher watches the tools folder, or returns nil (logged) when it
+// cannot: the folder is then rescanned periodically only. It is made
+// before Open returns, so that a file dropped right after is an event.
+func (r *Registry) newWatcher() *fsnotify.Watcher {
+	w, err := fsnotify.NewWatcher()
+	if err == nil {
+		if err = w.Add(r.cfg.Dir); err != nil {
+			w.Close()
+		}
+	}
+	if err != nil {
+		r.log.Warn("registry: cannot watch the tools folder; rescanning periodically only",
+			"dir", r.cfg.Dir, "interval", r.cfg.Interval, "error", err)
+		return nil
+	}
+	return w
 }
 
 // watched reports whether an event on path can change the folder's

@@ -312,3 +312,53 @@ func HoldRuns(t testing.TB, started, release chan struct{}) (restore func()) {
 	t.Cleanup(restore)
 	return restore
 }
+
+// A module renamed into the live folder is finished when it appears: it is
+// loaded without waiting for the settle time (here an hour), while one
+// written in place beside it waits for it; a module moved in and then
+// written to waits too.
+func TestMovedInModuleNeedsNoSettle(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := config(t, dir)
+	cfg.Static = false
+	cfg.Settle = time.Hour
+	r := open(t, cfg)
+	if err := os.WriteFile(filepath.Join(dir, "inplace.wasm"), liarWASM(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "moved.wasm"), pingWASM(t))
+	s := waitFor(t, r, "the moved-in module to be published", func(s *registry.Snapshot) bool {
+		_, ok := s.Service("ping")
+		return ok
+	})
+	if _, ok := s.Service("liar"); ok {
+		t.Fatal("the module written in place was read before it settled")
+	}
+	if _, err := r.ScanOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Snapshot().Service("liar"); ok {
+		t.Fatal("the module written in place was read before it settled")
+	}
+
+	// Moved in, then written to: it is being written.
+	path := filepath.Join(dir, "later.wasm")
+	writeFile(t, path, pingWASM(t)[:8])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	time.Sleep(500 * time.Millisecond) // the watcher's events, and a rescan
+	if _, err := r.ScanOnce(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Snapshot().Failures() {
+		if f.File == "later.wasm" {
+			t.Fatalf("a moved-in module written to afterwards was read before it settled: %+v", f)
+		}
+	}
+}

@@ -51,6 +51,9 @@ type Registry struct {
 	// progress lists the load jobs running and the work they abandoned
 	// (Loading); it has its own lock.
 	progress loads
+	// moved holds the files the watcher saw moved in (movedin.go); it has
+	// its own lock.
+	moved movedIn
 
 	// open counts modules whose Tool is not closed yet; drained is closed
 	// when it reaches zero (created by a Close waiting for it).
@@ -118,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 	if cfg.Dir != "" && !cfg.Static {
 		wctx, stop := context.WithCancel(context.Background())
 		r.stop, r.done = stop, make(chan struct{})
-		go r.watch(wctx)
+		go r.watch(wctx, r.newWatcher())
 	}
 	return r, nil
 }

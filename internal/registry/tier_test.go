@@ -64,7 +64,14 @@ func TestTieredPromotion(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "counter.wasm"), testmodule.Go(t, "testdata/guests/counter"))
 	age(t, filepath.Join(dir, "counter.wasm"))
-	cfg, logs := tieredConfig(t, dir, host.Config{CacheDir: t.TempDir()}, wasmtool.Config{})
+	// A cold cache, so that the first item runs on the interpreter; under
+	// the race detector, where a cold compile takes minutes, the shared
+	// cache with InterpretFirst (the swap may then come first: skipped).
+	hc := host.Config{CacheDir: t.TempDir()}
+	if raceEnabled {
+		hc = host.Config{CacheDir: cacheDir, InterpretFirst: true}
+	}
+	cfg, logs := tieredConfig(t, dir, hc, wasmtool.Config{})
 	r := open(t, cfg)
 	s := r.Snapshot()
 	svc, ok := s.Service("counter")

@@ -71,6 +71,9 @@ func (r *rig) computeHash(fingerprint string) (result json.RawMessage, fuel int6
 // new generation — the same item from the compiled tier, with the same
 // result and the same fuel. Diagnostics show both tiers.
 func TestDroppedModuleTiered(t *testing.T) {
+	if raceRSSExtra > 0 {
+		t.Skip("a cold compile of a Go module takes minutes under the race detector; the test runs without it")
+	}
 	codec := module(t, "plugins-src/codec")
 	r := startConfigured(t, nil, false, func(c *server.Config) {
 		c.CacheDir = t.TempDir() // cold: nothing compiled yet
