@@ -76,6 +76,12 @@ type Config struct {
 	// Logger receives the operator's log: every refusal with its full
 	// cause, every publication. Default slog.Default().
 	Logger *slog.Logger
+	// PromotionsIdle, when set, is called whenever the last running
+	// promotion of a module to its compiled tier ends (docs/registry.md,
+	// "Tiered start"), on that promotion's goroutine: a compile frees
+	// hundreds of megabytes, which the server hands back to the
+	// operating system then.
+	PromotionsIdle func()
 }
 
 // Builtin is a package compiled into the binary: a declaration in the same

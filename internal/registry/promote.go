@@ -31,10 +31,14 @@ func (r *Registry) startPromotion(m *module) {
 	m.stopPromotion = cancel
 	m.mu.Unlock()
 	r.jobs.Add(1)
+	r.promotions.Add(1)
 	go func() {
 		defer r.jobs.Done()
 		defer cancel()
 		r.promote(ctx, m, tm)
+		if r.promotions.Add(-1) == 0 && r.cfg.PromotionsIdle != nil {
+			r.cfg.PromotionsIdle()
+		}
 	}()
 }
 

@@ -54,6 +54,8 @@ type Registry struct {
 	// moved holds the files the watcher saw moved in (movedin.go); it has
 	// its own lock.
 	moved movedIn
+	// promotions counts the promotions running (promote.go).
+	promotions atomic.Int32
 
 	// open counts modules whose Tool is not closed yet; drained is closed
 	// when it reaches zero (created by a Close waiting for it).

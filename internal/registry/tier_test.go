@@ -118,6 +118,13 @@ func TestTieredPromotionFails(t *testing.T) {
 	age(t, filepath.Join(dir, "codec.wasm"))
 	cfg, logs := tieredConfig(t, dir, host.Config{CacheDir: cacheDir, InterpretFirst: true},
 		wasmtool.Config{PromoteTimeout: time.Nanosecond})
+	idle := make(chan struct{}, 1)
+	cfg.PromotionsIdle = func() {
+		select {
+		case idle <- struct{}{}:
+		default:
+		}
+	}
 	r := open(t, cfg)
 	svc, ok := r.Snapshot().Service("hash")
 	if !ok {
@@ -140,6 +147,11 @@ func TestTieredPromotionFails(t *testing.T) {
 	out, err := svc.Runner.Run(context.Background(), job(t, svc, `{"operation":"digest","text":"abc","algorithm":"sha256"}`))
 	if err != nil || !strings.Contains(string(out.Result), "ba7816bf") {
 		t.Fatalf("the interpreter after a failed promotion: %v", err)
+	}
+	select { // the last promotion ended
+	case <-idle:
+	case <-time.After(time.Minute):
+		t.Error("PromotionsIdle was not called")
 	}
 	if !strings.Contains(logs.String(), "the interpreter keeps serving it") {
 		t.Errorf("the failure is not logged:\n%s", logs)

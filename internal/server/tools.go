@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -127,6 +128,9 @@ func OpenTools(ctx context.Context, cfg ToolsConfig) (_ *Tools, err error) {
 		Dir: cfg.Dir, Loader: t.Loader, Platform: cfg.Platform, Builtins: builtins,
 		Interval: cfg.Rescan, Settle: cfg.Settle, Static: cfg.Static, Logger: cfg.Logger,
 		LoadWait: ld.Wait, BatchWait: ld.BatchWait,
+		// A module's compile frees many times what it keeps, and the
+		// runtime's scavenger returns that only slowly (releaseLoadingHeap).
+		PromotionsIdle: debug.FreeOSMemory,
 	}); err != nil {
 		return nil, err
 	}
