@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,76 +20,6 @@ const (
 
 // languages are the i18n languages a service declares, exactly.
 var languages = []string{"en", "it", "fr", "es"}
-
-// serviceMeta is a Service's metadata without its type parameters.
-type serviceMeta struct {
-	code, name, description string
-	nameKey, descriptionKey string
-	texts                   map[string]Text
-	category, iconKey       string
-	ui                      UI
-	documentation           Documentation
-	operations              []Operation
-	platform                *Platform
-	hasCompute              bool
-}
-
-// service is a compiled Service: the model compute reads, built once (at
-// Register) and only looked up per item.
-type service struct {
-	code     string
-	ops      []string
-	opSet    map[string]bool
-	in, out  *node
-	opIndex  []int        // the input's operation field
-	opOffset uintptr      // and its offset
-	decl     *serviceJSON // with full checks only
-	// call computes an item whose parameters were parsed by the strict
-	// path; callRaw one whose parameters are still JSON text (which the
-	// input's strings may share when alias is true), and reports false,
-	// without computing, when the fast decoder gives up on them.
-	call    func(ctx *Context, op string, params map[string]any) ([]byte, *Error)
-	callRaw func(ctx *Context, op string, params []byte, alias bool) ([]byte, *Error, bool)
-}
-
-func newService(m serviceMeta, inT, outT reflect.Type, checks bool) (*service, error) {
-	if checks {
-		if err := m.check(); err != nil {
-			return nil, err
-		}
-	}
-	svc := &service{code: m.code, opSet: map[string]bool{}}
-	for _, op := range m.operations {
-		svc.ops = append(svc.ops, op.Name)
-		svc.opSet[op.Name] = true
-	}
-	b := &builder{ops: svc.ops, checks: checks}
-	in, err := b.root(inT)
-	if err != nil {
-		return nil, fmt.Errorf("input type: %w", err)
-	}
-	opField := in.byName["operation"]
-	if opField == nil || opField.node.kind != kindString || opField.optional() {
-		return nil, fmt.Errorf("input type %s needs a required string field tagged json:\"operation\" (not a pointer, no omitempty)", typeName(inT))
-	}
-	c := opField.c
-	if len(c.enum) > 0 || c.pattern != "" || c.minLength >= 0 || c.maxLength >= 0 || opField.ops != nil {
-		return nil, fmt.Errorf("%s: the operation field takes only a doc tag: its values are the service's operations", opField.where)
-	}
-	out, err := b.root(outT)
-	if err != nil {
-		return nil, fmt.Errorf("output type: %w", err)
-	}
-	svc.in, svc.out, svc.opIndex, svc.opOffset = in, out, opField.index, opField.offset
-	in.acceptTables(svc.ops)
-	out.acceptTables(svc.ops)
-	if checks {
-		svc.decl = m.declaration()
-		svc.decl.InputSchema = inputSchema(in, svc.ops)
-		svc.decl.OutputSchema = outputSchema(out, svc.ops)
-	}
-	return svc, nil
-}
 
 // check reports the first metadata rule m breaks.
 func (m serviceMeta) check() error {
@@ -332,6 +261,13 @@ type (
 	}
 )
 
+// describe builds the service's declaration, schemas included.
+func (svc *service) describe(m serviceMeta) {
+	svc.decl = m.declaration()
+	svc.decl.InputSchema = inputSchema(svc.in, svc.ops)
+	svc.decl.OutputSchema = outputSchema(svc.out, svc.ops)
+}
+
 func (m serviceMeta) declaration() *serviceJSON {
 	d := &serviceJSON{
 		ToolCode: m.code, Name: m.name, Description: m.description,
@@ -421,4 +357,15 @@ func declare(p Package) ([]byte, error) {
 		return nil, fmt.Errorf("encoding the declaration: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// describeRegistered returns the declaration of the registered package p:
+// derived, and refused as stale when it differs from gen, guestgen's
+// document for it ("" when there is none).
+func describeRegistered(p Package, gen string) ([]byte, error) {
+	doc, err := declare(p)
+	if err == nil && gen != "" && string(doc) != gen {
+		return nil, errStale
+	}
+	return doc, err
 }

@@ -1,4 +1,4 @@
-//go:build !wasip1
+//go:build !wasip1 && !guestgen
 
 package guest
 
@@ -201,4 +201,37 @@ func decodeJSON(t *testing.T, b []byte) any {
 		t.Fatalf("decoding %s: %v", b, err)
 	}
 	return v
+}
+
+// A generated declaration that differs from the derived one is refused as
+// stale; one that matches is the declaration.
+func TestGeneratedDeclaration(t *testing.T) {
+	usePackage(t, goldenPackage())
+	want, err := Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { generated.declaration = "" })
+	for _, tc := range []struct {
+		name, generated string
+		stale           bool
+	}{
+		{"current", string(want), false},
+		{"stale", string(want[:len(want)-1]) + ` `, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			usePackage(t, goldenPackage())
+			UseDeclaration(tc.generated)
+			got, err := Describe()
+			if tc.stale {
+				if err == nil || !strings.Contains(err.Error(), "stale: run go generate") {
+					t.Fatalf("Describe() = %v, want the stale refusal", err)
+				}
+				return
+			}
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("Describe() = %s, %v", got, err)
+			}
+		})
+	}
 }

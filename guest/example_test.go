@@ -1,3 +1,5 @@
+//go:build !guestgen
+
 package guest_test
 
 import (

@@ -290,6 +290,9 @@ func Register(p Package) {
 	}
 	registration.registered = true
 	registration.pkg = p
+	if dumpHook != nil {
+		dumpHook(p)
+	}
 	for _, d := range p.Services {
 		if d != nil {
 			if svc := precompile(d); svc != nil {
@@ -362,7 +365,7 @@ func declaration() ([]byte, error) {
 		return nil, errNotRegistered
 	}
 	if !registration.built {
-		registration.declaration, registration.err = declare(registration.pkg)
+		registration.declaration, registration.err = describeRegistered(registration.pkg, generated.declaration)
 		registration.built = true
 	}
 	return registration.declaration, registration.err
@@ -461,3 +464,31 @@ func invokeStrict(pkg Package, input []byte) ([]byte, *Error) {
 	ctx := &Context{toolCode: svc.code, operation: env.operation}
 	return svc.call(ctx, env.operation, params)
 }
+
+// generated holds what guestgen wrote for the tool's package: the
+// declaration document derived from the package's types and metadata.
+var generated struct {
+	declaration string
+}
+
+// dumpHook, when set (dump.go, a guestgen_dump build), receives the
+// package at Register: guestgen runs the tool natively that way to derive
+// its declaration.
+var dumpHook func(Package)
+
+// UseDeclaration gives the SDK the declaration document guestgen derived
+// for the tool's package; guestgen's output (guest_gen.go) calls it from
+// an init function. Do not call it by hand.
+//
+// A module built with -tags guestgen answers describe with it and links
+// none of the derivation (reflection over the schema tags, encoding/json,
+// regexp, math/big, fmt). Any other build derives the declaration as
+// before and refuses it when doc differs: the generated file is stale
+// (go generate rewrites it), so the tool's host tests catch it.
+func UseDeclaration(doc string) {
+	generated.declaration = doc
+}
+
+// errStale is returned when the declaration guestgen generated differs from
+// the one the package's types and metadata give.
+var errStale = errors.New("the generated declaration (guest_gen.go) is stale: run go generate")

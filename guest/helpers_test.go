@@ -1,4 +1,4 @@
-//go:build !wasip1
+//go:build !wasip1 && !guestgen
 
 // The internal tests run on the host, against the in-memory fake of the
 // host functions in abi_other.go.

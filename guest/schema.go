@@ -124,16 +124,6 @@ func (f *field) schema() map[string]any {
 	return s
 }
 
-// uniform reports whether every operation accepts the same fields of n.
-func (n *node) uniform() bool {
-	for _, f := range n.fields {
-		if f.ops != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // inputSchema derives the input schema of a service with operations ops
 // from its input root n: one object whose "operation" is an enum (a const
 // for one operation) when every operation accepts the same fields;

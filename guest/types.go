@@ -64,6 +64,16 @@ func (f *field) accepts(op string) bool {
 	return op == "" || f.ops == nil || slices.Contains(f.ops, op)
 }
 
+// uniform reports whether every operation accepts the same fields of n.
+func (n *node) uniform() bool {
+	for _, f := range n.fields {
+		if f.ops != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // acceptTables fills n.accepts for a service root with operations ops.
 func (n *node) acceptTables(ops []string) {
 	if n.uniform() {
