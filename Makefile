@@ -33,14 +33,18 @@ build: deps-run
 	@echo "build $(BIN) (a first build, from an empty Go build cache, takes about 5 minutes on 2 cores)"
 	@scripts/progress "build $(BIN)" $(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/toolhost
 
-## wasm: every bundled tool package in plugins-src/ as wasm/<name>.wasm.
+## wasm: every bundled tool package in plugins-src/ as wasm/<name>.wasm:
+## go generate writes each package's guest_gen.go (guestgen: the
+## declaration derived from its types), then the module is built with
+## -tags guestgen, which links none of the SDK's derivation (docs/tool-authors.md).
 wasm:
 	@mkdir -p $(WASM_DIR)
+	$(GO) generate ./plugins-src/...
 	@for dir in plugins-src/*/; do \
 		[ -f "$$dir/main.go" ] || continue; \
 		name=$$(basename $$dir); \
 		echo "wasm $$name"; \
-		GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $(WASM_DIR)/$$name.wasm ./$$dir || exit 1; \
+		GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -tags guestgen -buildmode=c-shared -o $(WASM_DIR)/$$name.wasm ./$$dir || exit 1; \
 	done
 
 ## run: build the binary and the bundled tools, then serve on ADDR with

@@ -2,11 +2,17 @@
 // json, minify and beautify services, the server engines of the
 // browser-only tools of the same names (ADR-027). It is built with
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wasm/markup.wasm ./plugins-src/markup
+//	go generate ./plugins-src/markup
+//	GOOS=wasip1 GOARCH=wasm go build -tags guestgen -buildmode=c-shared -o wasm/markup.wasm ./plugins-src/markup
+//
+// (make wasm); go generate writes guest_gen.go, the declaration guestgen
+// derives from the guest.Register call below.
 //
 // It alone links github.com/tdewolff/minify/v2, so that the other bundled
 // modules stay small.
 package main
+
+//go:generate go run github.com/toolhost/toolhost/guest/cmd/guestgen
 
 import (
 	"github.com/toolhost/toolhost/guest"

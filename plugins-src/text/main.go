@@ -2,8 +2,14 @@
 // and slug services, the server engines of the browser-only tools of the
 // same names (ADR-027). It is built with
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o wasm/text.wasm ./plugins-src/text
+//	go generate ./plugins-src/text
+//	GOOS=wasip1 GOARCH=wasm go build -tags guestgen -buildmode=c-shared -o wasm/text.wasm ./plugins-src/text
+//
+// (make wasm); go generate writes guest_gen.go, the declaration guestgen
+// derives from the guest.Register call below.
 package main
+
+//go:generate go run github.com/toolhost/toolhost/guest/cmd/guestgen
 
 import (
 	"github.com/toolhost/toolhost/guest"
