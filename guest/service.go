@@ -72,4 +72,3 @@ func newService(m serviceMeta, inT, outT reflect.Type, checks bool) (*service, e
 	}
 	return svc, nil
 }
-
