@@ -27,6 +27,9 @@ import (
 // returns its text:
 // what it costs is the SDK's own work.
 //
+// TOOLHOST_BENCH_FRESH=1 gives every item a new instance from the
+// pre-initialised image instead of a pooled instance reset to it.
+//
 // TOOLHOST_BENCH_BASELINE=dir measures the same items on dir/codec.wasm
 // and dir/echo.wasm too (sdk=baseline: built with another SDK, say the
 // previous one), in the same runtime, so that the two compare on one host
@@ -76,7 +79,9 @@ func quote(s string) string {
 
 func BenchmarkWASMCompute(b *testing.B) {
 	ctx := context.Background()
-	rt, err := host.NewRuntime(ctx, host.Config{})
+	// TOOLHOST_BENCH_FRESH=1: a new instance per item from the image
+	// (host.Config.FreshInstances) instead of a pooled one reset to it.
+	rt, err := host.NewRuntime(ctx, host.Config{FreshInstances: os.Getenv("TOOLHOST_BENCH_FRESH") == "1"})
 	if err != nil {
 		b.Fatal(err)
 	}
