@@ -19,7 +19,13 @@
 //	func main() {}
 //
 // The describe export emits the declaration with input and output schemas
-// derived from the Go types; the compute export decodes the parameters
+// derived from the Go types — at build time when the tool's main.go has
+//
+//	//go:generate go run github.com/toolhost/toolhost/guest/cmd/guestgen
+//
+// and the module is built with -tags guestgen after go generate: the
+// module then links none of the derivation (see [UseDeclaration] and
+// docs/tool-authors.md); the compute export decodes the parameters
 // strictly into the service's input type, calls Compute and encodes its
 // result. [Describe] and [Invoke] run the same code in a host test.
 //
