@@ -79,7 +79,7 @@ bench: wasm
 ## bench-start: issue 14's start-up figures beside their goals
 ## (bench/startbench: module sizes, cold and warm loads, serve's start to
 ## listening, ready and the first hash run, cold and warm, idle RSS, a
-## dropped module; bench/README.md). About two minutes; BENCH_START_FLAGS
+## dropped module; bench/README.md). About four minutes; BENCH_START_FLAGS
 ## passes flags (e.g. -warm-runs 5 -keep).
 BENCH_START_FLAGS ?=
 bench-start: build wasm
