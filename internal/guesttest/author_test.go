@@ -206,3 +206,18 @@ func checkAuthorModule(t *testing.T, path string) {
 		t.Errorf("compute with an empty name: %v, want the tool's invalid_parameters error", err)
 	}
 }
+
+// TestGuestgenRefusal: a declaration the SDK refuses fails go generate with
+// the reason, and writes no guest_gen.go.
+func TestGuestgenRefusal(t *testing.T) {
+	dir := authorModule(t, strings.Replace(helloTool, `ContractVersion:       "1.0.0"`, `ContractVersion:       "one"`, 1))
+	cmd := exec.Command(authorGo(t), "generate", "./...")
+	cmd.Dir, cmd.Env = dir, authorEnv("", "")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `contract_version "one" is not a SemVer string`) {
+		t.Fatalf("go generate: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "guest_gen.go")); err == nil {
+		t.Error("guest_gen.go was written for a refused declaration")
+	}
+}
