@@ -104,10 +104,16 @@ func (b *bench) buildHello(ctx context.Context) (string, error) {
 	if err := run(exec.CommandContext(ctx, b.toolhost, "new", "hello", "--dir", dir, "--guest-replace", guestDir)); err != nil {
 		return "", err
 	}
-	build := exec.CommandContext(ctx, b.c.goTool, "build", "-trimpath", "-buildmode=c-shared", "-o", "hello.wasm", ".")
+	// As its README says: go generate, then the guestgen build.
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	generate := exec.CommandContext(ctx, b.c.goTool, "generate", "./...")
+	generate.Dir, generate.Env = dir, env
+	if err := run(generate); err != nil {
+		return "", err
+	}
+	build := exec.CommandContext(ctx, b.c.goTool, "build", "-trimpath", "-tags", "guestgen", "-buildmode=c-shared", "-o", "hello.wasm", ".")
 	build.Dir = dir
-	build.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOFLAGS=-mod=mod", "GOPROXY=off",
-		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	build.Env = append(env, "GOOS=wasip1", "GOARCH=wasm")
 	if err := run(build); err != nil {
 		return "", err
 	}

@@ -83,7 +83,7 @@ func TestNewBuilds(t *testing.T) {
 		}
 	}
 	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
-	build := "GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm ."
+	build := "GOOS=wasip1 GOARCH=wasm go build -tags guestgen -buildmode=c-shared -o hello.wasm ."
 	if !bytes.Contains(readme, []byte(build)) {
 		t.Errorf("README.md lacks %q", build)
 	}
@@ -99,8 +99,12 @@ func TestNewBuilds(t *testing.T) {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	goCmd(nil, "test", "./...")
-	goCmd([]string{"GOOS=wasip1", "GOARCH=wasm"}, "build", "-buildmode=c-shared", "-o", "hello.wasm", ".")
+	goCmd(nil, "generate", "./...")
+	if _, err := os.Stat(filepath.Join(dir, "guest_gen.go")); err != nil {
+		t.Errorf("go generate wrote no guest_gen.go: %v", err)
+	}
+	goCmd(nil, "test", "./...") // also refuses a stale guest_gen.go
+	goCmd([]string{"GOOS=wasip1", "GOARCH=wasm"}, "build", "-tags", "guestgen", "-buildmode=c-shared", "-o", "hello.wasm", ".")
 
 	stdout.Reset()
 	stderr.Reset()
