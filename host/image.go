@@ -274,11 +274,15 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 // compileImage compiles the module imaged from c, the state its
 // initialiser left, with build.
 func (r *Runtime) compileImage(ctx context.Context, wasm []byte, opts instrument.Options, c *cachedImage, build tierBuilder) (*preinitialised, error) {
-	img := c.image
-	opts.Image = &img
-	imaged, _, err := instrument.Rewrite(wasm, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errNotImaged, err)
+	imaged := c.imaged
+	if imaged == nil {
+		img := c.image
+		opts.Image = &img
+		var err error
+		if imaged, _, err = instrument.Rewrite(wasm, opts); err != nil {
+			return nil, fmt.Errorf("%w: %w", errNotImaged, err)
+		}
+		c.imaged = imaged // written with the entry
 	}
 	enterPhase(ctx, PhaseCompile)
 	t, err := build(ctx, imaged)

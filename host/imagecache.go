@@ -37,14 +37,18 @@ import (
 // runs the template and writes it again.
 
 // imageCacheVersion names the format and the template's behaviour.
-const imageCacheVersion = "toolhost-image-1"
+const imageCacheVersion = "toolhost-image-2"
 
 // imageCacheDir is the cache's folder under Config.CacheDir.
 const imageCacheDir = "images"
 
-// cachedImage is one entry: the instrument.Image and the memory contents.
+// cachedImage is one entry: the instrument.Image, the imaged module it
+// makes of the instrumented one (so that a warm load compiles it without
+// instrumenting the module a second time: half of a warm load's CPU
+// otherwise, docs/performance.md) and the memory contents.
 type cachedImage struct {
 	image    instrument.Image
+	imaged   []byte
 	contents []byte
 }
 
@@ -100,8 +104,9 @@ func writeCachedImage(path string, c *cachedImage) {
 }
 
 // The entry's format: the version, then little-endian memory pages, the
-// number of globals, each global's index and value, the contents' length
-// and the contents, then the SHA-256 of everything before it.
+// number of globals, each global's index and value, the imaged module's
+// length and bytes, the contents' length and the contents, then the
+// SHA-256 of everything before it.
 func encodeCachedImage(c *cachedImage) []byte {
 	var b bytes.Buffer
 	b.WriteString(imageCacheVersion)
@@ -119,6 +124,8 @@ func encodeCachedImage(c *cachedImage) []byte {
 		b.Write(le.AppendUint32(nil, i))
 		b.Write(le.AppendUint64(nil, c.image.Globals[i]))
 	}
+	b.Write(le.AppendUint64(nil, uint64(len(c.imaged))))
+	b.Write(c.imaged)
 	b.Write(le.AppendUint64(nil, uint64(len(c.contents))))
 	b.Write(c.contents)
 	sum := sha256.Sum256(b.Bytes())
@@ -159,10 +166,19 @@ func decodeCachedImage(b []byte) (*cachedImage, error) {
 		}
 		c.image.Globals[le.Uint32(g)] = le.Uint64(g[4:])
 	}
+	if v, ok = take(8); !ok || le.Uint64(v) > uint64(len(p)) {
+		return nil, errBadImage
+	}
+	if c.imaged, _ = take(int(le.Uint64(v))); len(c.imaged) == 0 {
+		c.imaged = nil // compileImage instruments it again
+	}
 	v, ok = take(8)
 	if !ok || le.Uint64(v) != uint64(len(p)) || uint64(len(p)) != uint64(c.image.MemoryPages)<<16 {
 		return nil, errBadImage
 	}
-	c.contents = p
+	// Its own copy: the image lives as long as the module, and a slice of
+	// b would keep the imaged module's bytes, which only the compile
+	// needs, alive with it.
+	c.contents = slices.Clone(p)
 	return c, nil
 }

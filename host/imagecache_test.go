@@ -54,6 +54,21 @@ func TestImageCache(t *testing.T) {
 		t.Fatalf("the entry written does not decode: %v", err)
 	}
 
+	if len(c.imaged) == 0 || bytes.Equal(c.imaged, wasm) {
+		t.Fatalf("the entry holds no imaged module (%d bytes): a warm load would instrument it again", len(c.imaged))
+	}
+	// An entry without the imaged module (the loader instruments it
+	// again) still serves its image.
+	bare := *c
+	bare.imaged = nil
+	copy(bare.contents, "without-imaged!!")
+	if err := os.WriteFile(entries[0], encodeCachedImage(&bare), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := compute("an entry without the imaged module"); !bytes.HasPrefix(got, []byte("without-imaged!!")) {
+		t.Fatalf("a load over an entry without the imaged module saw %q", got)
+	}
+
 	copy(c.contents, "from-the-cache!!")
 	if err := os.WriteFile(entries[0], encodeCachedImage(c), 0o600); err != nil {
 		t.Fatal(err)
