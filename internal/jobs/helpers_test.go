@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image"
 	"image/png"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -220,14 +222,29 @@ func waitState(t *testing.T, svc *jobs.Service, id, owner string, want jobs.Stat
 // content pairs), accepting PDFs.
 func submit(t *testing.T, svc *jobs.Service, owner, typ string, files ...jobs.Upload) *jobs.Job {
 	t.Helper()
-	j, err := svc.Submit(context.Background(), jobs.Submission{
-		Owner: owner, Type: typ, Input: json.RawMessage(`{"tool":"stamp"}`),
-		Files: jobs.Uploads(files...), Accept: []string{sniff.PDF},
-	})
-	if err != nil {
-		t.Fatalf("Submit(%s): %v", typ, err)
+	// A submission refused as busy (its statements outwaited
+	// store.RequestBusyBudget behind River's writes, as a loaded machine
+	// under -race makes them) is sent again, as a client retries the 503;
+	// nothing of it was kept.
+	for attempt := 1; ; attempt++ {
+		for _, f := range files {
+			if s, ok := f.Content.(io.Seeker); ok {
+				s.Seek(0, io.SeekStart)
+			}
+		}
+		j, err := svc.Submit(context.Background(), jobs.Submission{
+			Owner: owner, Type: typ, Input: json.RawMessage(`{"tool":"stamp"}`),
+			Files: jobs.Uploads(files...), Accept: []string{sniff.PDF},
+		})
+		if errors.Is(err, store.ErrBusy) && attempt < 10 {
+			t.Logf("Submit(%s), attempt %d: %v", typ, attempt, err)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Submit(%s): %v", typ, err)
+		}
+		return j
 	}
-	return j
 }
 
 func upload(name string, b []byte) jobs.Upload {
