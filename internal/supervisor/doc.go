@@ -21,10 +21,10 @@
 // id of this worker: a spare is started before its item exists, so the
 // environment never holds an execution id), and two pipes: fd 3, which
 // the worker reads (the ACK and the job), and fd 4, which it writes (the
-// ready and result frames). The worker decodes its own packages'
+// ready frame, the Taken byte and the result frame). The worker decodes its own packages'
 // declarations and compiles their schemas. Then:
 //
-//  1. The worker sends its ready frame: protocol version ([Protocol], 2),
+//  1. The worker sends its ready frame: protocol version ([Protocol], 3),
 //     worker id, pid, process group id and start time (field 22 of
 //     /proc/self/stat).
 //  2. The supervisor checks every field against the kernel: the worker
@@ -41,7 +41,9 @@
 //     replaces that one and the peak and failure counts are reset), and
 //     starts the memory monitor; only then does it write the ACK, the
 //     single byte 0x00, followed by the job frame, in one write. The job
-//     frame is where the worker learns the execution id.
+//     frame is where the worker learns the execution id. The worker
+//     answers at once with the [Taken] byte, 0x01, before it starts on
+//     the job.
 //  4. The worker re-checks the identity pins (tool code, contract version,
 //     implementation version, schema fingerprint) against its own decoding
 //     of the package declarations (version_mismatch), bounds and validates
@@ -165,10 +167,13 @@
 // stopped or a zombie in /proc/<pid>/stat, and no signal pending in
 // /proc/<pid>/status, where a kill(2) that has returned stays until the
 // process handles it — and takes the next one, or a fresh worker, when it
-// fails; a spare found dead at the hand-off, before its ACK (the ACK
-// write fails with EPIPE), never saw the job, which is then given to a
-// fresh worker. A kill that lands after the ACK is a worker killed during
-// its item, as it would be for a fresh one: worker_crashed.
+// fails. A kill can still land after that look — or be handled already,
+// the signal no longer pending, by a Go worker's runtime on its way to
+// exit — so a spare that ends before its Taken byte (the ACK write fails
+// with EPIPE, or the pipe closes without the byte) never began the job,
+// which is then given to a fresh worker. A kill that lands after the Taken
+// byte is a worker killed during its item, as it would be for a fresh one:
+// worker_crashed.
 //
 // Spares count in [Supervisor.Stats]: how many are ready and starting,
 // started, replaced, used, lost and failed, the items that started a

@@ -18,12 +18,18 @@ import (
 // the ready frame, and a supervisor refuses any other. Version 2 names the
 // worker, not the execution, in the environment and the ready frame: a
 // spare worker is started before its item exists, and learns the
-// execution id from the job frame.
-const Protocol = 2
+// execution id from the job frame. Version 3 adds the Taken byte.
+const Protocol = 3
 
 // ACK is the one byte the supervisor writes once the worker is verified and
 // confined, before the job frame.
 const ACK byte = 0x00
+
+// Taken is the one byte the worker writes once it has read its job frame,
+// before it starts on the job. A spare that dies before it (a signal from
+// outside that landed while it idled, after the supervisor's last look)
+// never began the item, which the supervisor then gives a fresh worker.
+const Taken byte = 0x01
 
 // Frame bounds. A frame longer than its bound is refused before it is read.
 const (

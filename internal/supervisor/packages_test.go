@@ -328,6 +328,7 @@ func misbehave(mode string) int {
 		if err != nil {
 			os.Exit(1)
 		}
+		w.out.Write([]byte{Taken})
 		var job jobFrame
 		if err := decodeFrame(payload, kindJob, &job); err != nil {
 			os.Exit(1)

@@ -20,8 +20,8 @@ import (
 )
 
 // errSpareGone is returned by handOff when a spare turns out to have died
-// before the ACK, or its cgroup refused the job's limit: it never saw the
-// job, which gets a fresh worker.
+// before its Taken byte, or its cgroup refused the job's limit: it never
+// began the job, which gets a fresh worker.
 var errSpareGone = errors.New("the spare worker is gone")
 
 // awaitReady waits for the worker's ready frame until deadline (the item's
@@ -60,7 +60,7 @@ func (w *worker) awaitReady(ctx context.Context, deadline time.Time) error {
 // writes the ACK and the job frame, and waits for the result frame under
 // the hard deadline, a memory breach or the context's end. It returns the
 // job's error (nil with out.Result set on success), or errSpareGone for a
-// spare found dead before the ACK.
+// spare that ended before its Taken byte.
 func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 	hard := time.NewTimer(time.Until(w.job.Hard))
 	defer hard.Stop()
@@ -138,6 +138,9 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		select {
 		case f = <-w.frames:
 		case <-linger.C:
+			if w.goneBeforeTaken(ctx) {
+				return errSpareGone
+			}
 			return w.crashed("the worker exited without a result frame", nil)
 		}
 	case <-w.breach:
@@ -148,6 +151,9 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		return w.ended(ctx)
 	}
 	if errors.Is(f.err, io.EOF) {
+		if w.goneBeforeTaken(ctx) {
+			return errSpareGone
+		}
 		return w.crashed("the worker closed its pipe without a result frame", nil)
 	}
 	if f.err != nil {
@@ -157,6 +163,18 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		return toolerr.New(toolerr.ExecutionTimeout)
 	}
 	return w.accept(f.payload, out)
+}
+
+// goneBeforeTaken reports whether a spare ended before its Taken byte,
+// while the item still stood: a signal from outside landed while it
+// idled, after take's last look, so it never began the job.
+func (w *worker) goneBeforeTaken(ctx context.Context) bool {
+	select {
+	case <-w.taken:
+		return false
+	default:
+	}
+	return w.spare && ctx.Err() == nil && time.Now().Before(w.job.Hard)
 }
 
 // ended is the error of a job whose context ended: its deadline is the

@@ -78,8 +78,11 @@ type worker struct {
 	jobW, resultR, stderrR *os.File
 	stderr                 tail
 
-	frames    chan frameRead
-	acked     chan struct{}
+	frames chan frameRead
+	acked  chan struct{}
+	// taken is closed when the worker's Taken byte arrives: it began the
+	// job.
+	taken     chan struct{}
 	stopRead  chan struct{}
 	exited    chan struct{}
 	stopWatch chan struct{}
@@ -109,7 +112,7 @@ func (s *Supervisor) newWorker() *worker {
 	id := newWorkerID()
 	return &worker{
 		s: s, id: id, log: s.log.With("worker_id", id),
-		frames: make(chan frameRead, 2), acked: make(chan struct{}), stopRead: make(chan struct{}),
+		frames: make(chan frameRead, 2), acked: make(chan struct{}), taken: make(chan struct{}), stopRead: make(chan struct{}),
 		exited: make(chan struct{}), stopWatch: make(chan struct{}), breach: make(chan struct{}),
 		claimed: make(chan struct{}),
 	}
@@ -143,9 +146,9 @@ func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job 
 		w.assign(pkgName, svc, job, began)
 		verdict = w.handOff(ctx, out)
 		if errors.Is(verdict, errSpareGone) {
-			// The spare died between its last check and the ACK: it never
-			// saw the job. It is cleaned up, and the item gets a fresh
-			// worker.
+			// The spare died between its last check and its Taken byte:
+			// it never began the job. It is cleaned up, and the item gets
+			// a fresh worker.
 			w.log.Warn("supervisor: the spare worker could not take the item; a fresh worker runs it")
 			if _, _, err := w.cleanup(); err != nil {
 				s.quarantined()

@@ -268,7 +268,7 @@ func (p *sparePool) take() *worker {
 	}
 }
 
-// lostAtHandOff counts a spare that died between take and its ACK, and
+// lostAtHandOff counts a spare that died between take and its Taken byte, and
 // starts its replacement.
 func (p *sparePool) lostAtHandOff() {
 	if p == nil {
@@ -334,9 +334,11 @@ func (p *sparePool) close(ctx context.Context) error {
 // idleUsable reports whether an idle spare can still be handed an item:
 // it has not exited, it is not exiting, stopped or a zombie, and no
 // signal is pending for it (a kill(2) that returned is pending until the
-// process handles it). A kill that lands after this check and before the
-// ACK is caught by handOff (errSpareGone); one that lands after the ACK
-// kills a worker that has its item, as it may kill a fresh worker.
+// process handles it). A kill that lands after this check, or that the
+// worker's runtime has taken already, is caught by handOff when the spare
+// ends before its Taken byte (errSpareGone); one that lands after the
+// Taken byte kills a worker that has its item, as it may kill a fresh
+// worker.
 func (w *worker) idleUsable() bool {
 	if w.hasExited() {
 		return false

@@ -130,6 +130,15 @@ func (w *worker) readFrames() {
 	case <-w.stopRead:
 		return
 	}
+	var taken [1]byte
+	if _, err := io.ReadFull(w.resultR, taken[:]); err != nil || taken[0] != Taken {
+		if err == nil || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("%w: no Taken byte before the result frame", errFrameMalformed)
+		}
+		w.frames <- frameRead{nil, err}
+		return
+	}
+	close(w.taken)
 	payload, err = readFrame(w.resultR, int(w.job.Operation.MaxResultBytes)+FrameReserveBytes)
 	w.frames <- frameRead{payload, err}
 }

@@ -120,7 +120,7 @@ func decodeServices(pkgs []*native.Package) workerServices {
 var errNoACK = errors.New("no ACK from the supervisor")
 
 // serve speaks the worker's side of the protocol: the ready frame, the
-// ACK, the job, the result frame. It returns an error when the protocol
+// ACK, the job, the Taken byte, the result frame. It returns an error when the protocol
 // fails; a failed item is a result frame with an error and a nil return.
 // A spare worker waits for the ACK, idle, for as long as the supervisor
 // keeps it.
@@ -148,6 +148,9 @@ func (w workerIO) serve() error {
 	payload, err := readFrame(w.in, MaxJobFrameBytes)
 	if err != nil {
 		return fmt.Errorf("reading the job frame: %w", err)
+	}
+	if _, err := w.out.Write([]byte{Taken}); err != nil {
+		return fmt.Errorf("sending the taken byte: %w", err)
 	}
 	var job jobFrame
 	if err := decodeFrame(payload, kindJob, &job); err != nil {
