@@ -2,6 +2,8 @@ package tooldef
 
 import (
 	"errors"
+	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -56,7 +58,15 @@ func Decode(data []byte, opts Options) (*Package, error) {
 		ImplementationVersion: top.str("implementation_version"),
 	}
 	services := top.array("services")
+	var extism any
+	if opts.Sidecar {
+		extism = top.optValue("extism")
+	}
 	if r := top.done(); r != nil {
+		return nil, r
+	}
+	pkgExtism, r := decodeExtism(extism, "/extism")
+	if r != nil {
 		return nil, r
 	}
 	for _, v := range []struct{ name, value string }{
@@ -72,7 +82,7 @@ func Decode(data []byte, opts Options) (*Package, error) {
 	}
 	seen := map[string]int{}
 	for i, sv := range services {
-		d := decodeService(sv, index("/services", i), opts)
+		d := decodeService(sv, index("/services", i), opts, pkgExtism)
 		if d.Definition != nil {
 			d.Definition.ContractVersion = p.ContractVersion
 			d.Definition.ImplementationVersion = p.ImplementationVersion
@@ -91,7 +101,7 @@ func Decode(data []byte, opts Options) (*Package, error) {
 	return p, nil
 }
 
-func decodeService(v any, path string, opts Options) Declared {
+func decodeService(v any, path string, opts Options, pkgExtism extismBlock) Declared {
 	f := objectAt(v, path)
 	def := &Definition{
 		ToolCode:           f.str("tool_code"),
@@ -133,6 +143,10 @@ func decodeService(v any, path string, opts Options) Declared {
 	def.InputSchema = f.value("input_schema")
 	def.OutputSchema = f.value("output_schema")
 	platform := f.optValue("platform")
+	var extism any
+	if opts.Sidecar {
+		extism = f.optValue("extism")
+	}
 	if r := f.done(); r != nil {
 		decl.Refusal = r
 		return decl
@@ -158,8 +172,34 @@ func decodeService(v any, path string, opts Options) Declared {
 	if def.Platform, decl.Refusal = decodePlatform(platform, path+"/platform", def); decl.Refusal != nil {
 		return decl
 	}
+	if opts.Sidecar {
+		if decl.Refusal = sidecarService(def, path, extism, pkgExtism); decl.Refusal != nil {
+			return decl
+		}
+	}
 	decl.Definition = def
 	return decl
+}
+
+// sidecarService checks what a sidecar adds to a service: no egress, its
+// extism block (v, nil when absent) over the package's, and its
+// operations' mappings against its schemas.
+func sidecarService(def *Definition, path string, v any, pkgExtism extismBlock) *Refusal {
+	if r := checkSidecarPlatform(def.Platform, path+"/platform"); r != nil {
+		return r
+	}
+	svc, r := decodeExtism(v, path+"/extism")
+	if r != nil {
+		return r
+	}
+	merged, r := merge(pkgExtism, svc)
+	if r != nil {
+		return r
+	}
+	if def.Extism, r = checkExtism(merged, def.Operations); r != nil {
+		return r
+	}
+	return checkMappings(def, path+"/operations")
 }
 
 func validCode(s string) bool {
@@ -242,13 +282,28 @@ func decodeOperations(ops []any, path string, opts Options) ([]Operation, *Refus
 			return nil, refuse(BadShape, at, "not an object")
 		}
 		var export string
+		var input, output Mapping
 		if opts.Sidecar {
 			e, isString := m["export"].(string)
 			if !isString || !exportPattern.MatchString(e) {
 				return nil, refuse(BadExport, at+"/export", "each operation names the export that computes it")
 			}
 			export = e
-			m = without(m, "export")
+			var r *Refusal
+			if input, r = decodeMapping(m["input"], at+"/input", true); r != nil {
+				return nil, r
+			}
+			if output, r = decodeMapping(m["output"], at+"/output", false); r != nil {
+				return nil, r
+			}
+			m = without(m, "export", "input", "output")
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !operationFields[k] {
+				r := unknownField(at, k)
+				r.Reason = BadOperation
+				return nil, r
+			}
 		}
 		text, err := wire.Encode(m, wire.Limits{})
 		if err != nil {
@@ -271,18 +326,30 @@ func decodeOperations(ops []any, path string, opts Options) ([]Operation, *Refus
 			return nil, refuse(BadOperation, at+"/operation", "operation declared twice")
 		}
 		seen[op.Name] = true
-		out = append(out, Operation{Policy: op, Export: export})
+		out = append(out, Operation{Policy: op, Export: export, Input: input, Output: output})
 	}
 	return out, nil
 }
 
-// without returns m without the named key.
-func without(m map[string]any, drop string) map[string]any {
+// without returns m without the named keys.
+func without(m map[string]any, drop ...string) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		if k != drop {
+		if !slices.Contains(drop, k) {
 			out[k] = v
 		}
 	}
 	return out
 }
+
+// operationFields are the members of an operation policy
+// (policy.Operation's JSON names).
+var operationFields = func() map[string]bool {
+	m := map[string]bool{}
+	t := reflect.TypeFor[policy.Operation]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		m[name] = true
+	}
+	return m
+}()

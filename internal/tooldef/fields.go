@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // fields reads one JSON object of a declaration strictly: every read names
@@ -128,10 +129,34 @@ func (f *fields) done() *Refusal {
 	}
 	if len(names) > 0 {
 		slices.Sort(names)
-		// The name is declaration text; only its position is reported.
-		return refuse(BadShape, f.path, "unknown field")
+		return unknownField(f.path, names[0])
 	}
 	return nil
+}
+
+// maxQuotedName bounds the part of an unknown member's name a refusal
+// repeats.
+const maxQuotedName = 64
+
+// unknownField refuses the unknown member name of the object at path: the
+// refusal's path is the member's own pointer and its detail names it,
+// quoted and cut to 64 bytes, for the operator's log (a refusal's detail
+// is never published: diagnostics show its reason alone).
+func unknownField(path, name string) *Refusal {
+	return refuse(BadShape, path+"/"+escapePointer(name), "unknown field "+quoteName(name))
+}
+
+// quoteName is name quoted for a refusal's detail, cut to maxQuotedName
+// bytes at a character boundary.
+func quoteName(name string) string {
+	if len(name) > maxQuotedName {
+		cut := maxQuotedName
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		return strconv.Quote(name[:cut]) + "…"
+	}
+	return strconv.Quote(name)
 }
 
 // escapePointer escapes a name for a JSON pointer (RFC 6901).

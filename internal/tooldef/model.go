@@ -63,6 +63,9 @@ type Definition struct {
 	// Platform holds the tools.tool@1 fields the service declared, its
 	// defaults filled. It is not part of the fingerprint.
 	Platform Platform
+	// Extism holds a sidecar plugin's manifest settings; zero for tools
+	// that export compute. It is not part of the fingerprint.
+	Extism Extism
 
 	ContractVersion       string
 	ImplementationVersion string
@@ -78,6 +81,51 @@ type Operation struct {
 	// module is an existing Extism plugin described by a sidecar; empty
 	// for tools that export compute.
 	Export string
+	// Input and Output say how a sidecar plugin's bytes are made from
+	// the parameters and made into the result (docs/tool-authors.md,
+	// "Existing Extism plugins"); both are MapJSON for a sidecar when not
+	// declared, and zero for tools that export compute.
+	Input, Output Mapping
+}
+
+// MappingKind is the form of a sidecar operation's input or output.
+type MappingKind string
+
+// The mapping kinds.
+const (
+	// MapJSON: the input is the parameters object without "operation",
+	// canonical JSON; the output is parsed strictly as the result object.
+	MapJSON MappingKind = "json"
+	// MapText: the input is one string parameter's UTF-8 bytes; the
+	// output, valid UTF-8, is one string field of the result.
+	MapText MappingKind = "text"
+	// MapBase64: the input is one base64 (standard, padded) string
+	// parameter decoded; the output is one string field of the result,
+	// the bytes in base64.
+	MapBase64 MappingKind = "base64"
+	// MapNone: the input is empty (inputs only).
+	MapNone MappingKind = "none"
+)
+
+// Mapping is an operation's input or output mapping: its kind and, for
+// MapText and MapBase64, the field it reads or fills.
+type Mapping struct {
+	Kind  MappingKind
+	Field string
+}
+
+// Extism is a sidecar plugin's Extism manifest settings for one service:
+// the package's extism block with the service's over it.
+type Extism struct {
+	// Config is what config_get reads: the package's keys, the service's
+	// over them key by key; nil when neither declares any.
+	Config map[string]string
+	// MaxPages caps the item's linear memory and host blocks at
+	// MaxPages × 64 KiB; 0 leaves the operation's memory limit alone.
+	MaxPages int64
+	// TimeoutMS shortens the item's hard deadline to this many
+	// milliseconds from its start; 0 leaves it alone.
+	TimeoutMS int64
 }
 
 // OperationNames returns the operation names in declaration order.

@@ -113,7 +113,7 @@ func TestPlatformRefusals(t *testing.T) {
 		reason tooldef.Reason // default BadPlatform
 	}{
 		{name: "not an object", block: []any{}, path: "/services/0/platform", reason: tooldef.BadShape},
-		{name: "unknown field", block: map[string]any{"tier": "free"}, path: "/services/0/platform", reason: tooldef.BadShape},
+		{name: "unknown field", block: map[string]any{"tier": "free"}, path: "/services/0/platform/tier", detail: `unknown field "tier"`, reason: tooldef.BadShape},
 		{name: "bad status", block: map[string]any{"status": "deprecated"}, path: "/services/0/platform/status"},
 		{name: "bad execution", block: map[string]any{"execution": "batch"}, path: "/services/0/platform/execution"},
 		{name: "api not a boolean", block: map[string]any{"api": "yes"}, path: "/services/0/platform/api", reason: tooldef.BadShape},

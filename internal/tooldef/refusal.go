@@ -49,6 +49,20 @@ const (
 	// BadExport: a sidecar maps an operation to an export the module does
 	// not have, or misses an operation.
 	BadExport Reason = "export_invalid"
+	// BadMapping: a sidecar operation's input or output mapping is not
+	// one of the forms, or does not fit the service's schemas (a field the
+	// schema lacks, that is not a string, or required fields the mapping
+	// can never fill); the detail names the field.
+	BadMapping Reason = "mapping_invalid"
+	// BadExtism: a sidecar's extism block breaks a bound (config keys and
+	// values, memory.max_pages over an operation's memory limit,
+	// timeout_ms past an operation's hard deadline); the detail names
+	// the field and the figures.
+	BadExtism Reason = "extism_invalid"
+	// ExtismUnsupported: a sidecar asks for what the host never gives a
+	// plugin: allowed_hosts or allowed_paths (no HTTP or file-system
+	// functions), or a platform block with egress or hosts.
+	ExtismUnsupported Reason = "extism_unsupported"
 )
 
 // ErrRefused matches every *Refusal with errors.Is.
