@@ -13,7 +13,7 @@ export CGO_ENABLED ?= 0
 # Go where the Go machines install it, when no go is on PATH already.
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps deps-run build wasm run test bench bench-start bench-http bench-overload fuzz lint check clean
+.PHONY: all deps deps-run build wasm extism run test bench bench-start bench-http bench-overload fuzz lint check clean
 
 all: build
 
@@ -47,6 +47,66 @@ wasm:
 		GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -tags guestgen -buildmode=c-shared -o $(WASM_DIR)/$$name.wasm ./$$dir || exit 1; \
 	done
 
+## extism: the corpus of plain Extism plugins of testdata/extism, built
+## from source into EXTISM_DIR (git-ignored; docs/extism-compat.md): Go
+## with go-pdk as a reactor (gopdk) and as a command module (gocmd), WAT
+## (allocfree; simd, v128 instructions), C through clang's wasm32 target
+## and wasi-libc (wordcount), AssemblyScript through npm (vowels). A step
+## whose toolchain is missing says so and is skipped (the tests that need
+## its module then skip), except under CI=true, where it fails.
+EXTISM_DIR   ?= build/extism
+EXTISM_SRC    = testdata/extism
+WASI_SYSROOT ?= /usr
+EXTISM_MODULES = $(addprefix $(EXTISM_DIR)/,gopdk.wasm gocmd.wasm allocfree.wasm simd.wasm wordcount.wasm vowels.wasm)
+# extism_need COMMAND,PACKAGE: go on when COMMAND is installed; otherwise
+# skip the rest of the recipe line with a message, or fail under CI=true.
+extism_need = command -v $(1) >/dev/null 2>&1 || { \
+	if [ "$$CI" = true ]; then echo "extism: $(1) ($(2)) is missing: $@ cannot be built" >&2; exit 1; fi; \
+	echo "extism: $(1) ($(2)) is not installed: $@ is skipped, and the tests that need it skip"; exit 0; }
+
+extism: $(EXTISM_MODULES)
+
+$(EXTISM_DIR):
+	@mkdir -p $@
+
+$(EXTISM_DIR)/gopdk.wasm: $(wildcard $(EXTISM_SRC)/gopdk/*) | $(EXTISM_DIR)
+	@echo "extism $@ (Go, go-pdk, reactor)"
+	@cd $(EXTISM_SRC)/gopdk && GOOS=wasip1 GOARCH=wasm GOFLAGS=-mod=mod $(GO) build -trimpath -buildmode=c-shared -o $(abspath $@) .
+
+$(EXTISM_DIR)/gocmd.wasm: $(wildcard $(EXTISM_SRC)/gocmd/*) | $(EXTISM_DIR)
+	@echo "extism $@ (Go, go-pdk, command module)"
+	@cd $(EXTISM_SRC)/gocmd && GOOS=wasip1 GOARCH=wasm GOFLAGS=-mod=mod $(GO) build -trimpath -o $(abspath $@) .
+
+# wabt 1.0.32 (Debian bookworm) reads the SIMD proposal's instructions
+# without --enable-simd.
+$(EXTISM_DIR)/allocfree.wasm: $(EXTISM_SRC)/allocfree/allocfree.wat | $(EXTISM_DIR)
+	@$(call extism_need,wat2wasm,wabt); echo "extism $@ (WAT)"; wat2wasm $< -o $@
+$(EXTISM_DIR)/simd.wasm: $(EXTISM_SRC)/simd/simd.wat | $(EXTISM_DIR)
+	@$(call extism_need,wat2wasm,wabt); echo "extism $@ (WAT, SIMD)"; wat2wasm $< -o $@
+
+$(EXTISM_DIR)/wordcount.wasm: $(EXTISM_SRC)/wordcount/wordcount.c | $(EXTISM_DIR)
+	@$(call extism_need,clang,clang); $(call extism_need,wasm-ld,lld); \
+	if [ ! -f $(WASI_SYSROOT)/lib/wasm32-wasi/libc.a ]; then \
+		if [ "$$CI" = true ]; then echo "extism: wasi-libc is missing ($(WASI_SYSROOT)/lib/wasm32-wasi/libc.a)" >&2; exit 1; fi; \
+		echo "extism: wasi-libc is not installed: $@ is skipped, and the tests that need it skip"; exit 0; fi; \
+	echo "extism $@ (C, clang wasm32-wasi)"; \
+	clang --target=wasm32-wasi --sysroot=$(WASI_SYSROOT) -O2 -nostartfiles -Wl,--no-entry \
+		-Wl,--export=count -Wl,--export=adler32 -Wl,--export=empty -o $@ $<
+
+# npm ci installs package-lock.json's exact versions into node_modules
+# (git-ignored), again only when the lock changes.
+$(EXTISM_SRC)/vowels/node_modules/.package-lock.json: $(EXTISM_SRC)/vowels/package-lock.json
+	@$(call extism_need,npm,npm); echo "npm ci in $(EXTISM_SRC)/vowels"; \
+	cd $(EXTISM_SRC)/vowels && npm ci --no-audit --no-fund --silent
+
+$(EXTISM_DIR)/vowels.wasm: $(EXTISM_SRC)/vowels/assembly/index.ts $(EXTISM_SRC)/vowels/node_modules/.package-lock.json | $(EXTISM_DIR)
+	@$(call extism_need,node,nodejs); \
+	if [ ! -x $(EXTISM_SRC)/vowels/node_modules/.bin/asc ]; then \
+		if [ "$$CI" = true ]; then echo "extism: AssemblyScript is not installed (npm ci in $(EXTISM_SRC)/vowels)" >&2; exit 1; fi; \
+		echo "extism: AssemblyScript is not installed (npm): $@ is skipped, and the tests that need it skip"; exit 0; fi; \
+	echo "extism $@ (AssemblyScript, as-pdk)"; \
+	cd $(EXTISM_SRC)/vowels && node_modules/.bin/asc assembly/index.ts --outFile $(abspath $@) --optimize --use abort=assembly/index/myAbort
+
 ## run: build the binary and the bundled tools, then serve on ADDR with
 ## the tools folder wasm/ and the data folder data/ (SIGINT or SIGTERM
 ## drains and stops). Make a token first: bin/toolhost token create --user NAME.
@@ -59,11 +119,12 @@ run: build wasm
 # under the race detector (which needs cgo).
 RACE_PKGS = ./internal/run ./internal/guard ./internal/executor ./internal/registry ./internal/server ./internal/supervisor ./internal/jobs/... ./internal/auth ./internal/store ./internal/abuse
 
-## test: every test, fuzz seed corpora included, the decode-count tests
+## test: every test (the bundled tools and the Extism corpus built
+## first), fuzz seed corpora included, the decode-count tests
 ## and the SQL statement counts (build tag toolhost_count,
 ## docs/canonical-json.md, docs/performance.md), then the
 ## concurrency packages under -race.
-test: deps wasm
+test: deps wasm extism
 	$(GO) test -count=1 ./...
 	cd guest && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
@@ -141,4 +202,4 @@ check:
 	git diff --exit-code -- go.mod go.sum guest/go.mod
 
 clean:
-	rm -rf bin $(WASM_DIR)/*.wasm
+	rm -rf bin $(WASM_DIR)/*.wasm $(EXTISM_DIR)

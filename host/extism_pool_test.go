@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/internal/testmodule"
 )
 
 // An existing Extism plugin with a start section (AssemblyScript's runtime
@@ -16,10 +16,7 @@ import (
 // error and fuel, item by item — and the output it gives with no image at
 // all, start function run per item.
 func TestExtismPluginPooledAsFresh(t *testing.T) {
-	wasm, err := os.ReadFile("../testdata/extism/vowels/vowels.wasm")
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm := testmodule.Extism(t, "vowels")
 	ctx := context.Background()
 	loadWith := func(cfg host.Config) *host.Module {
 		m, err := newRuntime(t, cfg).Load(ctx, wasm)

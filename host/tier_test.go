@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -73,10 +71,7 @@ func TestTiersAgree(t *testing.T) {
 	env := func(tool, op, params string) []byte {
 		return []byte(`{"operation":"` + op + `","parameters":` + params + `,"tool_code":"` + tool + `"}`)
 	}
-	vowels, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	vowels := testmodule.Extism(t, "vowels")
 	cases := []struct {
 		name  string
 		wasm  func(t *testing.T) []byte
@@ -95,8 +90,8 @@ func TestTiersAgree(t *testing.T) {
 			{"spin", "compute", envelope(`{"operation":"count","spin":1000}`), host.Limits{}},
 		}},
 		{"vowels", func(*testing.T) []byte { return vowels }, []tierItem{
-			{"count", "count_vowels", []byte(`{"text":"Hello, tiered world"}`), host.Limits{}},
-			{"not json", "count_vowels", []byte("not json"), host.Limits{}},
+			{"count", "count_vowels", []byte("Hello, tiered world"), host.Limits{}},
+			{"out of fuel", "count_vowels", []byte("Hello, tiered world"), host.Limits{Fuel: 1_000}},
 		}},
 		{"trap", func(t *testing.T) []byte { return hostile(t, "trap") }, []tierItem{
 			{"trap", "compute", nil, host.Limits{}},
@@ -153,7 +148,7 @@ func checkOutcomes(t *testing.T, module string, out []tierOutcome) {
 	want := map[string][]string{
 		"codec":   {"", "", "", "raised", host.CodeExecutionLimit, host.CodeMemoryLimit},
 		"counter": {"", ""},
-		"vowels":  {"", host.CodeExecutionFailed},
+		"vowels":  {"", host.CodeExecutionLimit},
 		"trap":    {host.CodeExecutionFailed},
 		"loop":    {host.CodeExecutionLimit},
 		"echo":    {""},

@@ -95,11 +95,7 @@ func bundled(t testing.TB, name string) []byte { return testmodule.Go(t, "plugin
 
 func vowelsWASM(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.wasm"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testmodule.Extism(t, "vowels")
 }
 
 // writeFile writes a file as a careful writer does: to a temporary name,

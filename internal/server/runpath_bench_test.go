@@ -88,7 +88,7 @@ func startRunPath(b *testing.B, conns int) *runPathServer {
 	files := map[string]string{
 		"codec.wasm":       testmodule.GoPath(b, "plugins-src/codec"),
 		"text.wasm":        testmodule.GoPath(b, "plugins-src/text"),
-		"vowels.wasm":      filepath.Join(testmodule.Root(), "testdata/extism/vowels/vowels.wasm"),
+		"vowels.wasm":      testmodule.ExtismPath(b, "vowels"),
 		"vowels.tool.json": filepath.Join(testmodule.Root(), "testdata/extism/vowels/vowels.tool.json"),
 	}
 	for name, path := range files {
