@@ -394,7 +394,8 @@ func (l *Loader) service(m *host.Module, d tooldef.Declared) *Service {
 			s.Unavailable = err
 			return s
 		}
-		s.operations[op.Policy.Name] = operation{effective: eff, export: op.Export}
+		s.operations[op.Policy.Name] = operation{effective: eff, export: op.Export,
+			input: op.Input, output: op.Output, extism: def.Extism}
 		s.maxParameterBytes = max(s.maxParameterBytes, eff.MaxParameterBytes)
 	}
 	return s

@@ -9,6 +9,7 @@ import (
 	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
+	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
 // A Loader is the registry's loader of the tools folder: the registry
@@ -134,7 +135,7 @@ func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcom
 			OutputValidation: phase(out.OutputValidation),
 			Serialization:    phase(out.Serialization),
 		},
-		Memory: &engine.Memory{Mode: engine.MemoryWASMHard, LimitBytes: job.Operation.MemoryLimitBytes},
+		Memory: &engine.Memory{Mode: engine.MemoryWASMHard, LimitBytes: m.t.memoryLimit(job.ToolCode, job.Operation)},
 	}
 	// The instance ran when its startup or call was timed.
 	if out.Startup > 0 || out.Compute > 0 {
@@ -142,6 +143,19 @@ func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcom
 		o.FuelUsed, o.Memory.PeakBytes = &fuel, &peak
 	}
 	return o, out.Log, err
+}
+
+// memoryLimit is the memory limit an item of service code enforces under
+// the effective policy eff: its memory limit, or a sidecar plugin's
+// memory.max_pages when lower.
+func (t *Tool) memoryLimit(code string, eff policy.Effective) int64 {
+	limit := eff.MemoryLimitBytes
+	if s, ok := t.byCode[code]; ok {
+		if op, ok := s.operations[eff.Name]; ok && op.export != "" && op.extism.MaxPages > 0 {
+			limit = min(limit, op.extism.MaxPages*tooldef.PageBytes)
+		}
+	}
+	return limit
 }
 
 // phase is a measured phase, nil when Run did not observe it: it reports
