@@ -3,6 +3,7 @@ package wasmtool_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -125,14 +126,22 @@ func TestOutputLies(t *testing.T) {
 }
 
 // A plain Extism plugin written in AssemblyScript, with no describe and no
-// compute, runs through its sidecar manifest.
+// compute, runs through its sidecar manifest: its input mapping gives it
+// the parameter text as raw text, and its JSON output is the result.
 func TestExtismPluginWithSidecar(t *testing.T) {
-	path := filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.wasm")
-	tool, err := newLoader(t).LoadFile(context.Background(), path)
+	wasm := testmodule.Extism(t, "vowels")
+	manifest, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, err := newLoader(t).Load(context.Background(), wasm, manifest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tool.Close(context.Background())
+	if op := tool.Services()[0].Definition.Operations[0]; op.Input != (tooldef.Mapping{Kind: tooldef.MapText, Field: "text"}) {
+		t.Errorf("input mapping %+v", op.Input)
+	}
 	out, err := tool.Run(context.Background(), "vowels", []byte(`{"operation":"count","text":"Extism plugins run here"}`), wasmtool.Deadlines{})
 	if err != nil || string(out.Result) != `{"count":7}` {
 		t.Fatalf("Run = %+v, %v", out, err)
