@@ -516,8 +516,8 @@ func (mt *meter) body(dst []byte, b rawSection, fn uint32) ([]byte, error) {
 				r.pos = at
 				return nil, r.errorf(ErrMalformed, "unknown opcode 0xfc %d", sub)
 			}
-		case op == 0xfd:
-			return nil, mt.unsupported(r, at, op, "SIMD")
+		case op == 0xfd: // SIMD
+			err = mt.simd(r, at)
 		case op == 0xfe:
 			return nil, mt.unsupported(r, at, op, "threads")
 		case op == 0xfb:

@@ -64,7 +64,9 @@
 // # Cost model
 //
 // Fuel counts the instructions that run, by weight. Each instruction weighs
-// 1, except block, loop, else and end, which mark structure and weigh 0,
+// 1, SIMD instructions included (a v128.load or v128.store as any load or
+// store, an i8x16.shuffle as an i32.add), except block, loop, else and end,
+// which mark structure and weigh 0,
 // call and call_indirect (5; the callee's instructions count in the
 // callee), memory.grow (1000) and table.grow (100). memory.copy,
 // memory.fill and memory.init weigh 10 plus one unit per 64 bytes of their
@@ -144,12 +146,20 @@
 //
 // # Accepted input
 //
-// The decoder reads the WebAssembly 1.0 binary format with the extensions
-// that Go's wasip1 port, Rust, Clang and AssemblyScript emit: mutable
-// globals, sign extension, saturating float-to-int conversion, bulk memory,
-// multi-value and reference types. SIMD, threads, exception handling, tail
-// calls, typed function references, GC, multiple memories, 64-bit memories
-// and extended constant expressions are refused with [ErrUnsupported].
+// The decoder reads the WebAssembly 2.0 binary format, the extensions to
+// 1.0 that Go's wasip1 port, Rust, Clang, AssemblyScript and the Haskell
+// PDK emit: mutable globals, sign extension, saturating float-to-int
+// conversion, bulk memory, multi-value, reference types and fixed-width
+// SIMD (v128 values in locals, parameters, results, block types and
+// globals, v128.const in a global's initialiser, and every instruction of
+// the 0xfd prefix from v128.load, 0xfd 0, to f64x2.convert_low_i32x4_u,
+// 0xfd 255, with its memory argument, lane or 16-byte immediate). A SIMD
+// sub-opcode must be in its shortest encoding, the one wazero reads. Relaxed
+// SIMD (0xfd 256 to 0xfd 275), threads, exception handling, tail calls,
+// typed function references, GC, multiple memories, 64-bit memories and
+// extended constant expressions are refused with [ErrUnsupported]; another
+// 0xfd opcode is malformed. A module with a v128 global is not imaged
+// (see [Image]).
 // Lengths are checked against the bytes that remain before anything is
 // allocated; block nesting and locals per function are bounded. The
 // sections copied unchanged (start, element, data, data count, the name

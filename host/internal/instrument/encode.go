@@ -171,7 +171,12 @@ func (m *module) checkImage(img *Image, info Info) error {
 	}
 	for i, g := range m.globals {
 		index := m.importedGlobals + uint32(i)
-		if g.valType != typeI32 && g.valType != typeI64 && g.valType != typeF32 && g.valType != typeF64 {
+		switch g.valType {
+		case typeI32, typeI64, typeF32, typeF64:
+		case typeV128:
+			// Image.Globals holds 64 bits a global.
+			return fmt.Errorf("imaging: global %d has type v128: %w", index, ErrUnsupported)
+		default:
 			return fmt.Errorf("imaging: global %d has a reference type: %w", index, ErrUnsupported)
 		}
 		if _, ok := img.Globals[index]; !ok {

@@ -13,9 +13,10 @@ var (
 	ErrMalformed = errors.New("malformed WebAssembly module")
 
 	// ErrUnsupported is returned when the module is well formed but uses a
-	// feature the rewriter does not handle (SIMD, threads, exceptions, tail
-	// calls, multiple memories, 64-bit memories or tables, GC types), or an
-	// export name in the reserved "toolhost." prefix.
+	// feature the rewriter does not handle (relaxed SIMD, threads,
+	// exceptions, tail calls, multiple memories, 64-bit memories or tables,
+	// GC types), a SIMD sub-opcode in an over-long encoding, or an export
+	// name in the reserved "toolhost." prefix.
 	ErrUnsupported = errors.New("unsupported WebAssembly feature")
 
 	// ErrLimits is returned when the module is over a structure limit of

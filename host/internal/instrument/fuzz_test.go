@@ -32,6 +32,12 @@ func FuzzRewrite(f *testing.F) {
 	f.Add(oneFunc(0x02, 0x40, 0x41, 0, 0x0d, 0, 0x41, 1, 0x04, 0x40, 0x01, 0x0b, 0x0b, 0x0b)) // br_if, then a light if: an else is added
 	f.Add(oneFunc(0x02, 0x40, 0x03, 0x40, 0x41, 0, 0x0d, 1, 0x0c, 0, 0x0b, 0x0b, 0x0b))       // a loop paid for by its entries
 	f.Add(wasmModule(section(secTable, vec([]byte{typeFuncref, 1, 1, 2})), section(secGlobal, vec([]byte{typeI32, 1, 0x41, 5, 0x0b}))))
+	// SIMD: v128.const, i8x16.shuffle, a lane load, a two-byte sub-opcode
+	// (i32x4.add), then an extract_lane; and a v128 global.
+	f.Add(oneFunc(cat(v128Const, v128Const,
+		[]byte{0xfd, 0x0d, 0, 17, 2, 19, 4, 21, 6, 23, 8, 25, 10, 27, 12, 29, 14, 31},
+		[]byte{0x41, 0, 0xfd, 0x56, 2, 4, 3}, v128Const, []byte{0xfd, 0xae, 0x01, 0xfd, 0x1b, 3, opDrop, opEnd})...))
+	f.Add(wasmModule(section(secGlobal, vec(cat([]byte{typeV128, 1}, v128Const, []byte{opEnd})))))
 
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)

@@ -157,7 +157,9 @@ type Options struct {
 // with the captured bytes instead, and what the start function did is in
 // them. A module with passive data segments, an imported memory, no
 // memory, or a reference-typed defined global cannot be imaged
-// (ErrUnsupported): its initial state is not all in memory and globals.
+// (ErrUnsupported): its initial state is not all in memory and globals;
+// nor can one with a v128 defined global, whose 128 bits Globals cannot
+// hold.
 type Image struct {
 	// Globals holds every defined global's value by global index, as the
 	// raw bits (the low 32 for i32 and f32) that wazero's api.Global.Get
@@ -203,6 +205,7 @@ const (
 	ValueTypeI64       ValueType = typeI64
 	ValueTypeF32       ValueType = typeF32
 	ValueTypeF64       ValueType = typeF64
+	ValueTypeV128      ValueType = typeV128
 	ValueTypeFuncref   ValueType = typeFuncref
 	ValueTypeExternref ValueType = typeExternref
 )
@@ -218,6 +221,8 @@ func (t ValueType) String() string {
 		return "f32"
 	case ValueTypeF64:
 		return "f64"
+	case ValueTypeV128:
+		return "v128"
 	case ValueTypeFuncref:
 		return "funcref"
 	case ValueTypeExternref:

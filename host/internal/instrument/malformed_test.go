@@ -95,8 +95,7 @@ func TestRefused(t *testing.T) {
 		{name: "elem.drop out of range", wasm: oneFunc(0xfc, 13, 0, 0x0b), want: ErrMalformed},
 
 		// Unsupported features.
-		{name: "SIMD (wat2wasm)", wasm: readTestdata(t, "simd.wasm"), want: ErrUnsupported},
-		{name: "SIMD value type", wasm: wasmModule(section(secType, vec([]byte{0x60, 1, typeV128, 0}))), want: ErrUnsupported},
+		{name: "relaxed SIMD", wasm: oneFunc(cat(v128Const, v128Const, []byte{0xfd, 0x80, 0x02, opDrop, opEnd})...), want: ErrUnsupported},
 		{name: "threads opcode", wasm: oneFunc(0x41, 0, 0xfe, 0x10, 2, 0, 0x1a, 0x0b), want: ErrUnsupported},
 		{name: "shared memory", wasm: wasmModule(section(secMemory, vec([]byte{3, 1, 1}))), want: ErrUnsupported},
 		{name: "64-bit memory", wasm: wasmModule(section(secMemory, vec([]byte{4, 1}))), want: ErrUnsupported},

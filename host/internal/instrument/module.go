@@ -454,11 +454,8 @@ func readValType(r *reader) (byte, error) {
 		return 0, err
 	}
 	switch b {
-	case typeI32, typeI64, typeF32, typeF64, typeFuncref, typeExternref:
+	case typeI32, typeI64, typeF32, typeF64, typeV128, typeFuncref, typeExternref:
 		return b, nil
-	case typeV128:
-		r.pos--
-		return 0, r.errorf(ErrUnsupported, "value type v128 (SIMD)")
 	}
 	r.pos--
 	if b >= 0x60 && b < 0x80 {
@@ -719,9 +716,16 @@ func (m *module) readConstExpr(r *reader) ([]byte, error) {
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e:
 			r.pos--
 			return nil, r.errorf(ErrUnsupported, "opcode %#x in a constant expression (extended constant expressions)", op)
-		case 0xfd:
-			r.pos--
-			return nil, r.errorf(ErrUnsupported, "SIMD constant")
+		case 0xfd: // v128.const, the one SIMD constant instruction
+			at := r.pos - 1
+			var sub uint32
+			if sub, err = simdOpcode(r, at); err == nil && sub != simdV128Const {
+				r.pos = at
+				return nil, r.errorf(ErrMalformed, "opcode 0xfd %d not allowed in a constant expression", sub)
+			}
+			if err == nil {
+				err = r.skip(16)
+			}
 		default:
 			r.pos--
 			return nil, r.errorf(ErrMalformed, "opcode %#x not allowed in a constant expression", op)
