@@ -41,6 +41,7 @@ const (
 	genLocalX   = 0 // the parameter
 	genCounter  = 1 // the first loop counter; genMaxLoops of them
 	genCntIndex = 0 // the counter global in the counted module
+	genV128     = 4 // a v128 local, after the loop counters
 )
 
 func (g *progGen) rnd(n int) int {
@@ -188,8 +189,10 @@ func (g *progGen) stmt() {
 		g.i32Const(int32(g.rnd(256)))
 		g.op(wInstr, 0x73) // i32.xor
 		g.localSet(genLocalX)
-	case k == 3:
+	case k == 3 && g.rnd(2) == 0:
 		g.op(wInstr, 0x01) // nop
+	case k == 3:
+		g.simd()
 	case k == 4 && !deep:
 		g.open(opBlock, 'b')
 		g.block()
@@ -279,6 +282,24 @@ func (g *progGen) stmt() {
 	}
 }
 
+// simd adds c to x through the SIMD instructions of every immediate
+// shape: x = lane 1 of splat(x) + c, stored and loaded back into lane 2.
+func (g *progGen) simd() {
+	c := byte(g.rnd(100))
+	g.i32Const(0)
+	g.localGet(genLocalX)
+	g.op(wInstr, 0xfd, 0x11) // i32x4.splat
+	g.localTee(genV128)
+	g.op(wInstr, 0xfd, 0x0c, 0, 0, 0, 0, c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) // v128.const i32x4 0 c 0 0
+	g.op(wInstr, 0xfd, 0xae, 0x01)                                           // i32x4.add
+	g.op(wInstr, 0xfd, 0x0b, 4, 16)                                          // v128.store align=16 offset=16
+	g.i32Const(16)
+	g.localGet(genV128)
+	g.op(wInstr, 0xfd, 0x56, 2, 4, 2) // v128.load32_lane align=4 offset=4 2
+	g.op(wInstr, 0xfd, 0x1b, 2)       // i32x4.extract_lane 2
+	g.localSet(genLocalX)
+}
+
 // deadEnd sometimes appends an unreachable, which cannot run: it follows a
 // branch or a return.
 func (g *progGen) deadEnd() {
@@ -308,7 +329,7 @@ func genModules(src []byte) (plain, counted []byte) {
 	g.op(costStructure, opEnd)
 	gPlain, gCounted := g.plain, g.counted
 
-	locals := []byte{1, genMaxLoops, typeI32}
+	locals := []byte{2, genMaxLoops, typeI32, 1, typeV128}
 	build := func(f, gb []byte, counter bool) []byte {
 		exports := [][]byte{cat([]byte{1, 'f', byte(KindFunction)}, uleb(1))}
 		var globals []byte

@@ -1,7 +1,9 @@
 package instrument
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -290,5 +292,81 @@ func TestSIMDOverlongDesync(t *testing.T) {
 	wantErr(t, err, ErrUnsupported)
 	if !strings.Contains(err.Error(), "opcode 0xfd 12 in an over-long encoding") {
 		t.Errorf("error %q does not name the over-long v128.const", err)
+	}
+}
+
+// simdImmediates returns immediates of the given shape: a memory argument
+// of offset 6, lanes numbered lane, 16 bytes of 6. Read as instructions,
+// as they are where a decoder expects none, the 6s are invalid opcodes.
+func simdImmediates(shape int, lane byte) []byte {
+	memarg := []byte{0, 6}
+	switch shape {
+	case simdMem:
+		return memarg
+	case simdMemLane:
+		return append(memarg, lane)
+	case simdLane:
+		return []byte{lane}
+	case simdConst:
+		return bytes.Repeat([]byte{6}, 16)
+	case simdShuffle:
+		return append(bytes.Repeat([]byte{6}, 15), lane)
+	}
+	return nil
+}
+
+// TestSIMDOpcodesAgreeWithWazero checks the meter's table of SIMD
+// instructions against wazero's, sub-opcode by sub-opcode, each in dead
+// code (after an unreachable, where any operands will do) with the
+// immediates of its shape: the meter accepts what wazero compiles and
+// refuses the rest, and a lane index one past the instruction's lanes is
+// refused by both.
+func TestSIMDOpcodesAgreeWithWazero(t *testing.T) {
+	ctx := t.Context()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	compiles := func(wasm []byte) error {
+		cm, err := rt.CompileModule(ctx, wasm)
+		if err == nil {
+			cm.Close(ctx)
+		}
+		return err
+	}
+	known := 0
+	for sub := uint32(0); sub <= 0xff; sub++ {
+		shape, lanes := simdShape(sub)
+		lane := byte(0)
+		if lanes > 0 {
+			lane = lanes/2 + 1 // 2 of 2 lanes is caught below
+			if lanes == 2 {
+				lane = 1
+			}
+		}
+		instr := cat([]byte{0xfd}, uleb(uint64(sub)), simdImmediates(shape, lane))
+		wasm := oneFunc(cat([]byte{opUnreachable}, instr, []byte{opDrop, opEnd})...)
+		_, _, err := Rewrite(wasm, Options{})
+		werr := compiles(wasm)
+		switch {
+		case shape == simdUnknown && (err == nil || werr == nil):
+			t.Errorf("0xfd %d: not in the meter's table, yet Rewrite says %v and wazero %v", sub, err, werr)
+		case shape != simdUnknown && (err != nil || werr != nil):
+			t.Errorf("0xfd %d (%x): Rewrite says %v, wazero %v", sub, instr, err, werr)
+		}
+		if shape == simdUnknown {
+			wantErr(t, err, ErrMalformed)
+			continue
+		}
+		known++
+		if lanes == 0 {
+			continue
+		}
+		instr = cat([]byte{0xfd}, uleb(uint64(sub)), simdImmediates(shape, lanes))
+		wasm = oneFunc(cat([]byte{opUnreachable}, instr, []byte{opDrop, opEnd})...)
+		if _, _, err := Rewrite(wasm, Options{}); !errors.Is(err, ErrMalformed) || compiles(wasm) == nil {
+			t.Errorf("0xfd %d with lane %d of %d: Rewrite says %v, wazero %v", sub, lanes, lanes, err, compiles(wasm))
+		}
+	}
+	if known != 236 {
+		t.Errorf("%d SIMD instructions in the meter's table, want the proposal's 236", known)
 	}
 }
