@@ -85,6 +85,29 @@ func remember() int32 {
 	return 0
 }
 
+// sum reads a JSON document {"numbers":[…]} and outputs {"sum":N}: JSON
+// in, JSON out (the sidecar's default mappings).
+//
+//go:wasmexport sum
+func sum() int32 {
+	var in struct {
+		Numbers []int64 `json:"numbers"`
+	}
+	if err := pdk.InputJSON(&in); err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	var total int64
+	for _, n := range in.Numbers {
+		total += n
+	}
+	if err := pdk.OutputJSON(map[string]int64{"sum": total}); err != nil {
+		pdk.SetError(err)
+		return 1
+	}
+	return 0
+}
+
 // memory is remember's output.
 type memory struct {
 	Last   string `json:"last"`
