@@ -29,7 +29,8 @@ var RouteWords = []string{"catalog", "compute", "diagnostics"}
 // Options says where a declaration comes from.
 type Options struct {
 	// Sidecar accepts the sidecar manifest form: each operation also names
-	// the module "export" that computes it.
+	// the module "export" that computes it and may map its "input" and
+	// "output"; the package and each service may carry an "extism" block.
 	Sidecar bool
 }
 

@@ -6,5 +6,12 @@
 // Both WASM modules (their describe export or a sidecar manifest) and
 // native packages are declared in the same JSON shape, docs/guest-abi.md.
 // Every refusal is a [*Refusal] with a stable [Reason] and a path into the
-// declaration; none carries declaration text beyond names the rules allow.
+// declaration. Its detail carries no declaration text but the names it
+// refuses — an unknown member, a mapping's field, a config key — quoted
+// and bounded, for the operator's log; only the reason is published.
+//
+// With [Options.Sidecar] it also decodes the sidecar manifest of an
+// existing Extism plugin: each operation's export and its input and output
+// mappings, checked against the schemas, and the extism blocks of the
+// package and its services (docs/tool-authors.md).
 package tooldef

@@ -74,7 +74,10 @@ type Refusal struct {
 	// Path locates the problem in the declaration as a JSON pointer, e.g.
 	// "/services/0/documentation/path".
 	Path string `json:"path"`
-	// Detail is a short fixed explanation (never declaration text).
+	// Detail is a short explanation: fixed text, figures, and at most the
+	// names it refuses (an unknown member, a mapping's field, a config
+	// key), quoted and cut to 64 bytes. It is for the operator's log:
+	// diagnostics publish the reason alone.
 	Detail string `json:"detail,omitempty"`
 	// Cause is the underlying refusal (a *schema.ProfileError or a policy
 	// error) when there is one.
