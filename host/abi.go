@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -20,8 +21,13 @@ const (
 // maxErrorBytes bounds the error document a guest may set.
 const maxErrorBytes = 4 << 10
 
-// logLevelInfo is the Extism log level the host reports (0 trace … 4 error).
-const logLevelInfo = 2
+// maxVarBytes bounds one call's variables, counted as go-sdk counts them:
+// each key's and value's bytes plus varEntryBytes. It is go-sdk's default
+// (Manifest.Memory.MaxVarBytes unset).
+const (
+	maxVarBytes   = 1 << 20
+	varEntryBytes = 40 // a string header and a slice header, on 64-bit
+)
 
 var (
 	i32 = api.ValueTypeI32
@@ -69,7 +75,7 @@ var extismFuncs = []hostFunc{
 		st[0], _ = s.alloc(n)
 	}},
 	{"free", []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
-		s.blocks.free(st[0])
+		s.free(st[0])
 	}},
 	{"length", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		st[0] = s.blocks.length(st[0])
@@ -114,8 +120,8 @@ var extismFuncs = []hostFunc{
 		if s.limits.MaxOutputBytes > 0 && n > uint64(s.limits.MaxOutputBytes) {
 			s.abort(CodeOutputLimitExceeded)
 		}
-		s.output = s.blockBytes(off, n)
-		s.outputOff, s.outputLen = off, n
+		s.blockBytes(off, n) // in bounds now; read when the call ends
+		s.outputOff, s.outputLen, s.hasOutput = off, n, true
 	}},
 	{"output_offset", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		st[0] = s.outputOff
@@ -125,6 +131,10 @@ var extismFuncs = []hostFunc{
 	}},
 	{"error_set", []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
 		off := st[0]
+		if off == 0 { // as the kernel: 0 clears the error
+			s.errorDoc, s.errorOff, s.hasError = s.errorDoc[:0], 0, false
+			return
+		}
 		n := min(s.blocks.length(off), maxErrorBytes)
 		s.charge(bytesFuel(n))
 		s.errorDoc = append(s.errorDoc[:0], s.blockBytes(off, n)...)
@@ -136,15 +146,41 @@ var extismFuncs = []hostFunc{
 	}},
 	{"reset", nil, nil, func(s *callState, st []uint64) {
 		s.blocks.reset()
-		s.inputOff, s.outputOff, s.outputLen, s.errorOff = 0, 0, 0, 0
+		s.inputOff, s.outputOff, s.outputLen, s.hasOutput = 0, 0, 0, false
+		s.errorDoc, s.errorOff, s.hasError = s.errorDoc[:0], 0, false
 	}},
 	{"memory_bytes", nil, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		st[0] = s.blocks.used()
 	}},
-	// Tools get no configuration and keep no variables.
-	{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
-	{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
-	{"var_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {}},
+	// The item's configuration (Item.Config), read-only; variables live
+	// as long as the call.
+	{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		s.readsHost = true
+		key := s.blockString(st[0])
+		v, ok := s.config[key]
+		s.charge(bytesFuel(uint64(len(key))))
+		if !ok {
+			st[0] = 0
+			return
+		}
+		st[0] = s.newBlock([]byte(v))
+	}},
+	{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
+		s.readsHost = true
+		key := s.blockString(st[0])
+		s.charge(bytesFuel(uint64(len(key))))
+		v, ok := s.vars[key]
+		s.free(st[0]) // as go-sdk
+		if !ok {
+			st[0] = 0
+			return
+		}
+		st[0] = s.newBlock(v)
+	}},
+	{"var_set", []api.ValueType{i64, i64}, nil, func(s *callState, st []uint64) {
+		s.readsHost = true
+		s.setVar(st[0], st[1])
+	}},
 	// Tools have no network.
 	{"http_request", []api.ValueType{i64, i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		s.log.Write([]byte("[host] http_request refused: tools have no network\n"))
@@ -152,22 +188,58 @@ var extismFuncs = []hostFunc{
 	}},
 	{"http_status_code", nil, []api.ValueType{i32}, func(s *callState, st []uint64) { st[0] = 0 }},
 	{"http_headers", nil, []api.ValueType{i64}, func(s *callState, st []uint64) { st[0] = 0 }},
-	{"get_log_level", nil, []api.ValueType{i32}, func(s *callState, st []uint64) { st[0] = logLevelInfo }},
-	logFunc("log_trace", "TRACE"),
-	logFunc("log_debug", "DEBUG"),
-	logFunc("log_info", "INFO"),
-	logFunc("log_warn", "WARN"),
-	logFunc("log_error", "ERROR"),
+	{"get_log_level", nil, []api.ValueType{i32}, func(s *callState, st []uint64) {
+		s.readsHost = true
+		st[0] = uint64(s.logLevel)
+	}},
+	logFunc("log_trace", "TRACE", extismTrace),
+	logFunc("log_debug", "DEBUG", extismDebug),
+	logFunc("log_info", "INFO", extismInfo),
+	logFunc("log_warn", "WARN", extismWarn),
+	logFunc("log_error", "ERROR", extismError),
 }
 
-func logFunc(name, level string) hostFunc {
+// The Extism log levels, as get_log_level reports them (go-sdk's
+// LogLevel.ExtismCompat).
+const (
+	extismTrace int32 = iota
+	extismDebug
+	extismInfo
+	extismWarn
+	extismError
+)
+
+// extismLevel is the Extism level of l: below Debug is trace.
+func extismLevel(l slog.Level) int32 {
+	switch {
+	case l < slog.LevelDebug:
+		return extismTrace
+	case l < slog.LevelInfo:
+		return extismDebug
+	case l < slog.LevelWarn:
+		return extismInfo
+	case l < slog.LevelError:
+		return extismWarn
+	}
+	return extismError
+}
+
+// logFunc is log_LEVEL. Like go-sdk's, it frees the message's block, and
+// drops a message below the host's level unread: such a call costs what
+// any host call does.
+func logFunc(name, tag string, level int32) hostFunc {
 	return hostFunc{name, []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
 		off := st[0]
+		if level < s.logLevel {
+			s.free(off)
+			return
+		}
 		msg := s.blockBytes(off, s.blocks.length(off))
 		// Charged for what the bounded log keeps: the rest is dropped
 		// without being read.
-		s.charge(bytesFuel(s.log.writeLine(level, msg)))
+		s.charge(bytesFuel(s.log.writeLine(tag, msg)))
 		s.notePeak()
+		s.free(off)
 	}}
 }
 
@@ -213,15 +285,15 @@ func instantiateHostModule(ctx context.Context, r wazero.Runtime, name string, f
 	return err
 }
 
-// hostFuncNames lists the names a module may import from each host module
-// other than WASI.
-func hostFuncNames() map[string]map[string]bool {
-	names := map[string]map[string]bool{ExtismModule: {}, ToolhostModule: {}}
+// hostFuncSignatures lists the functions a module may import from each
+// host module other than WASI, with their types.
+func hostFuncSignatures() map[string]map[string]signature {
+	sigs := map[string]map[string]signature{ExtismModule: {}, ToolhostModule: {}}
 	for _, f := range extismFuncs {
-		names[ExtismModule][f.name] = true
+		sigs[ExtismModule][f.name] = signature{f.params, f.results}
 	}
 	for _, f := range toolhostFuncs {
-		names[ToolhostModule][f.name] = true
+		sigs[ToolhostModule][f.name] = signature{f.params, f.results}
 	}
-	return names
+	return sigs
 }

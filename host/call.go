@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -89,11 +90,17 @@ type callState struct {
 	memoryRefused bool   // an allocation was refused for the memory budget
 
 	inputOff             uint64
-	output               []byte
 	outputOff, outputLen uint64
+	hasOutput            bool // output_set ran
 	errorDoc             []byte
 	errorOff             uint64
 	hasError             bool
+
+	config    map[string]string // what config_get reads (Item.Config)
+	vars      map[string][]byte // var_set's, for this call only
+	varBytes  uint64            // the vars, counted as go-sdk counts them
+	logLevel  int32             // the Extism level below which log_* drops
+	readsHost bool              // config_get, var_* or get_log_level ran
 
 	claimed    bool
 	wasiState  bool       // a WASI function that can change the instance's descriptors ran
@@ -139,15 +146,61 @@ func (s *callState) linearBytes() uint64 {
 // hostBytes is what the host holds for the guest outside linear memory,
 // its tables included.
 func (s *callState) hostBytes() uint64 {
-	return s.tableBytes + s.blocks.size() + s.inputBytes + uint64(len(s.errorDoc)) + s.log.size()
+	return s.tableBytes + s.blocks.size() + s.inputBytes + uint64(len(s.errorDoc)) + s.varBytes + s.log.size()
 }
 
 // boundedLog keeps the first max bytes written to it and drops the rest.
+// Its lines are "[LEVEL] msg" (log_*, LEVEL one of TRACE, DEBUG, INFO,
+// WARN, ERROR), "[STDOUT] text" and "[STDERR] text" (WASI's standard
+// streams) and "[host] text" (the host's own notes).
 type boundedLog struct {
 	mu      sync.Mutex
 	max     int
 	buf     []byte
 	dropped bool
+	midLine [2]bool // stdout, stderr: the stream's last write did not end a line
+}
+
+// writeStream logs what WASI wrote to stdout (stream 0) or stderr (1), each
+// line tagged with its stream. Like Write, it reports p written in full,
+// except the write the log fills up in, whose kept bytes it reports.
+func (l *boundedLog) writeStream(stream int, p []byte) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.max-len(l.buf) <= 0 {
+		l.dropped = true
+		return len(p)
+	}
+	tag := [2]string{"[STDOUT] ", "[STDERR] "}[stream]
+	kept := 0
+	for rest := p; len(rest) > 0; {
+		if !l.midLine[stream] {
+			l.append([]byte(tag))
+		}
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		n := l.append(line)
+		kept += n
+		if n < len(line) {
+			return kept
+		}
+		rest = rest[n:]
+		l.midLine[stream] = line[len(line)-1] != '\n'
+	}
+	return len(p)
+}
+
+// append adds what of p fits and returns how much that was. l.mu is held.
+func (l *boundedLog) append(p []byte) int {
+	room := l.max - len(l.buf)
+	if len(p) > room {
+		l.dropped = true
+		p = p[:max(room, 0)]
+	}
+	l.buf = append(l.buf, p...)
+	return len(p)
 }
 
 // writeLine logs "[level] msg" and a newline, copying only what fits, and
@@ -247,16 +300,83 @@ func (s *callState) inputBlock() uint64 {
 }
 
 // alloc allocates a block of n bytes within the memory limit, or reports
-// false and records the refusal.
+// false and records the refusal. The free spans it looked at are charged
+// (spanFuel each).
 func (s *callState) alloc(n uint64) (uint64, bool) {
 	others := s.usedBytes() - s.blocks.size()
-	off, ok := s.blocks.alloc(n, s.limits.MemoryBytes-min(s.limits.MemoryBytes, others))
+	off, work, ok := s.blocks.alloc(n, s.limits.MemoryBytes-min(s.limits.MemoryBytes, others))
+	s.charge(work * spanFuel)
 	if !ok {
 		s.memoryRefused = true
 		return 0, false
 	}
 	s.notePeak()
 	return off, true
+}
+
+// free releases the block at off, charging the free spans it moved.
+func (s *callState) free(off uint64) { s.charge(s.blocks.free(off) * spanFuel) }
+
+// blockString returns the bytes of the live block at off as a string (""
+// for 0 or an unknown block), charging nothing.
+func (s *callState) blockString(off uint64) string {
+	n := s.blocks.length(off)
+	if n == 0 {
+		return ""
+	}
+	return string(s.blockBytes(off, n))
+}
+
+// newBlock copies b into a new block and returns its offset, as alloc
+// does and charges; a block the memory limit cannot hold stops the call
+// with memory_limit.
+func (s *callState) newBlock(b []byte) uint64 {
+	n := uint64(len(b))
+	s.charge(bytesFuel(n))
+	off, ok := s.alloc(n)
+	if !ok {
+		s.abort(CodeMemoryLimit)
+	}
+	if n > 0 {
+		dst, _ := s.blocks.slice(off, n)
+		copy(dst, b)
+	}
+	return off
+}
+
+// setVar is var_set: the key is the block at keyOff, the value the block
+// at valueOff, or a deletion when valueOff is 0. Like go-sdk it frees both
+// blocks and refuses (the call fails) a store that would reach
+// maxVarBytes; the vars count toward the memory limit too.
+func (s *callState) setVar(keyOff, valueOff uint64) {
+	key := s.blockString(keyOff)
+	s.free(keyOff)
+	if old, ok := s.vars[key]; ok {
+		s.varBytes -= uint64(len(key)+len(old)) + varEntryBytes
+		delete(s.vars, key)
+	}
+	if valueOff == 0 {
+		s.charge(bytesFuel(uint64(len(key))))
+		return
+	}
+	value := s.blockBytes(valueOff, s.blocks.length(valueOff))
+	n := uint64(len(key)+len(value)) + varEntryBytes
+	s.charge(bytesFuel(uint64(len(key) + len(value))))
+	if s.varBytes+n >= maxVarBytes {
+		s.log.Write([]byte("[host] var_set refused: the variable store is full\n"))
+		s.abort(CodeExecutionFailed)
+	}
+	if s.usedBytes()+n > s.limits.MemoryBytes {
+		s.memoryRefused = true
+		s.abort(CodeMemoryLimit)
+	}
+	if s.vars == nil {
+		s.vars = make(map[string][]byte)
+	}
+	s.vars[key] = append([]byte(nil), value...)
+	s.varBytes += n
+	s.free(valueOff)
+	s.notePeak()
 }
 
 func (s *callState) notePeak() { s.peak = max(s.peak, s.usedBytes()) }

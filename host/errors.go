@@ -19,14 +19,18 @@ const (
 
 // Error is a failed call. Code is one of the Code constants. Message is set
 // only when the guest raised the error itself (Raised), and is then the tool
-// author's text; Cause is the underlying error for the operator's log and
-// is never meant for callers.
+// author's text, at most 512 bytes; Cause is the underlying error for the
+// operator's log and is never meant for callers.
 type Error struct {
 	Code      string
 	Retryable bool
 	Raised    bool
 	Message   string
 	Cause     error
+	// Detail is for the operator's log, never for callers: the whole
+	// error the guest set through error_set (valid UTF-8, at most 4 KiB),
+	// and how a command's _start exited ("exited with code 3: …").
+	Detail string
 }
 
 func (e *Error) Error() string {

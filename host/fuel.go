@@ -32,6 +32,9 @@ const (
 	// bounded log keeps, the buffers of WASI fd_write, fd_read and the
 	// other buffer-taking WASI functions).
 	hostBytesPerFuel = 8
+	// spanFuel is charged per span of the Extism blocks' free list an
+	// alloc looks at or a free moves (blocks.go).
+	spanFuel = 1
 	// hostRandomByteFuel is charged per byte WASI random_get produces:
 	// wazero's deterministic source takes ≈ 2.5 ns a byte.
 	hostRandomByteFuel = 1

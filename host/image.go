@@ -213,7 +213,7 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	// _initialize or in host calls.
 	runCtx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
-	s := &callState{ctx: runCtx, limits: Limits{MemoryBytes: r.cfg.MaxMemoryBytes, Fuel: imageFuel}.withDefaults(), log: boundedLog{max: DefaultLogBytes}}
+	s := &callState{ctx: runCtx, limits: Limits{MemoryBytes: r.cfg.MaxMemoryBytes, Fuel: imageFuel}.withDefaults(), log: boundedLog{max: DefaultLogBytes}, logLevel: r.logLevel}
 	guestCtx := context.WithValue(runCtx, callStateKey{}, s)
 	instCtx := experimental.WithMemoryAllocator(guestCtx, allocator{s: s})
 	// The template sees the clocks and random source a call would.
@@ -238,8 +238,13 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	// would find them gone. (Its WASI descriptors are not either: Go's
 	// runtime sets its standard streams non-blocking, which every new
 	// instance's are anyway.)
-	if s.blocks.size() > 0 || s.inputBytes > 0 || s.output != nil || s.hasError {
-		return nil, fmt.Errorf("%w: its initialiser left host state behind (Extism blocks, an input, an output or an error)", errNotImaged)
+	if s.blocks.size() > 0 || s.inputBytes > 0 || s.hasOutput || s.hasError || len(s.vars) > 0 {
+		return nil, fmt.Errorf("%w: its initialiser left host state behind (Extism blocks, an input, an output, an error or variables)", errNotImaged)
+	}
+	// Nor what a call gives the guest: an initialiser that read the
+	// configuration, a variable or the log level would see the item's.
+	if s.readsHost {
+		return nil, fmt.Errorf("%w: its initialiser read the configuration, a variable or the log level, which are the item's", errNotImaged)
 	}
 	img := &instrument.Image{Globals: map[uint32]uint64{}}
 	for _, g := range info.Globals {

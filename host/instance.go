@@ -77,8 +77,8 @@ func (inst *instance) config() wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions().
-		WithStdout(streamOf{inst}).
-		WithStderr(streamOf{inst}).
+		WithStdout(streamOf{inst, 0}).
+		WithStderr(streamOf{inst, 1}).
 		WithWalltime(inst.walltime, sys.ClockResolution(time.Microsecond)).
 		WithNanotime(inst.nanotime, sys.ClockResolution(1)).
 		WithRandSource(randomOf{inst})
@@ -162,12 +162,16 @@ func (r randomOf) Read(p []byte) (int, error) {
 	return c.rand.Read(p)
 }
 
-// streamOf writes to the log of the call its instance serves.
-type streamOf struct{ inst *instance }
+// streamOf writes to the log of the call its instance serves, as its
+// stdout (stream 0) or stderr (1).
+type streamOf struct {
+	inst   *instance
+	stream int
+}
 
 func (w streamOf) Write(p []byte) (int, error) {
 	if s := w.inst.cur; s != nil {
-		return s.log.Write(p)
+		return s.log.writeStream(w.stream, p), nil
 	}
 	return len(p), nil
 }

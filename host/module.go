@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
 )
@@ -82,7 +83,8 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
 	}
-	if err := r.checkImports(info.Imports); err != nil {
+	sigs, _ := importSignatures(wasm)
+	if err := r.checkImports(info.Imports, sigs); err != nil {
 		return nil, err
 	}
 	m := &Module{rt: r, tableBytes: info.TableBytes}
@@ -140,6 +142,9 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	m.callable = map[string]bool{}
 	for name, def := range compiled.ExportedFunctions() {
 		m.callable[name] = len(def.ParamTypes()) == 0 && slices.Equal(def.ResultTypes(), []api.ValueType{api.ValueTypeI32})
+		if name == commandExport && len(def.ParamTypes()) == 0 && len(def.ResultTypes()) == 0 {
+			m.callable[name] = true // a WASI command's main
+		}
 	}
 	return m, nil
 }
@@ -202,11 +207,12 @@ func (m *Module) Pooled() (bool, error) { return m.pooled, m.poolErr }
 func (m *Module) Preinitialised() (bool, error) { return m.image != nil, m.imageErr }
 
 // checkImports refuses, before the module is compiled, imports the host
-// does not provide: functions outside the three host modules, and any
-// imported memory, table or global. The first one in the import section
-// is named.
-func (r *Runtime) checkImports(imports []instrument.Import) error {
-	for _, im := range imports {
+// does not provide: functions outside the three host modules or of
+// another type than the host's (sigs, from importSignatures, is each
+// import's type when it could be read), and any imported memory, table or
+// global. The first one in the import section is named.
+func (r *Runtime) checkImports(imports []instrument.Import, sigs []*signature) error {
+	for i, im := range imports {
 		mod, name := im.Module, im.Name
 		switch im.Kind {
 		case instrument.KindFunction:
@@ -214,8 +220,12 @@ func (r *Runtime) checkImports(imports []instrument.Import) error {
 			if !ok {
 				return fmt.Errorf("%w: function %s.%s (module %q is not provided)", ErrImport, mod, name, mod)
 			}
-			if !names[name] {
+			want, ok := names[name]
+			if !ok {
 				return fmt.Errorf("%w: function %s.%s", ErrImport, mod, name)
+			}
+			if i < len(sigs) && sigs[i] != nil && !sigs[i].equal(want) {
+				return fmt.Errorf("%w: function %s.%s has type %s, the host's is %s", ErrImport, mod, name, sigs[i], want)
 			}
 		case instrument.KindMemory:
 			return fmt.Errorf("%w: memory %s.%s (a tool defines its own memory)", ErrImport, mod, name)
@@ -233,8 +243,13 @@ func (r *Runtime) checkImports(imports []instrument.Import) error {
 // Exports returns the names of the module's exported functions, sorted.
 func (m *Module) Exports() []string { return slices.Clone(m.exports) }
 
+// commandExport is a WASI command module's entry point, main.
+const commandExport = "_start"
+
 // HasExport reports whether the module exports a function named name that
-// takes nothing and returns one i32, the Extism plugin function shape.
+// takes nothing and returns one i32, the Extism plugin function shape, or
+// is a WASI command's "_start", which takes and returns nothing (see
+// [Module.CallItem]).
 func (m *Module) HasExport(name string) bool { return m.callable[name] }
 
 // Close closes the idle instances, releases the compiled module (once the
@@ -268,22 +283,46 @@ func (m *Module) Close(ctx context.Context) error {
 	return nil
 }
 
-// Call runs export with input as the Extism input and returns its output,
-// on an instance with fresh state: an idle pooled instance reset to the
-// module's pristine state, or a new instance (see [Module.Pooled]). Before
-// Call returns, the instance is reset and kept, or closed. A failure is an
-// *[Error] with a Code; a tool's own error (the export returned non-zero
-// after error_set) has Raised set.
+// Item is one call: the export, its Extism input, its limits, and what
+// the guest reads beyond its input.
+type Item struct {
+	Export string
+	Input  []byte
+	Limits Limits
+	// Config is what config_get reads (the Extism manifest's config);
+	// nil: every key is absent. The call only reads it.
+	Config map[string]string
+}
+
+// Call runs export with input as the Extism input, under lim and with no
+// configuration: [Module.CallItem] of that Item.
+func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limits) (*Result, error) {
+	return m.CallItem(ctx, Item{Export: export, Input: input, Limits: lim})
+}
+
+// CallItem runs it.Export with it.Input as the Extism input and returns its
+// output, on an instance with fresh state: an idle pooled instance reset
+// to the module's pristine state, or a new instance (see [Module.Pooled]).
+// The guest's variables (var_set) live as long as the call; config_get
+// reads it.Config. Before CallItem returns, the instance is reset and
+// kept, or closed. A failure is an *[Error] with a Code; a tool's own error
+// (the export returned non-zero after error_set) has Raised set.
+//
+// A WASI command's "_start" runs main: its exit through proc_exit(0), or
+// its return, is a success unless it set an error, which is then the
+// tool's; any other exit code fails the item (the tool's error when it
+// set one, execution_failed otherwise, the code in [Error.Detail]).
 //
 // The hard deadline (and ctx) bounds the whole call: the module's start
-// function and _initialize as well as export. A guest is stopped at its
-// next yield or host call once it has passed, wherever its time goes, and
-// Call then returns at once.
-func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limits) (*Result, error) {
+// function and _initialize as well as the export. A guest is stopped at
+// its next yield or host call once it has passed, wherever its time goes,
+// and CallItem then returns at once.
+func (m *Module) CallItem(ctx context.Context, it Item) (*Result, error) {
 	if m.rt.isClosed() {
 		return nil, ErrClosed
 	}
-	lim = lim.withDefaults()
+	export, input := it.Export, it.Input
+	lim := it.Limits.withDefaults()
 	lim.MemoryBytes = min(lim.MemoryBytes, m.rt.cfg.MaxMemoryBytes)
 	if !m.HasExport(export) {
 		return nil, fail(CodeExecutionFailed, fmt.Errorf("%w: %s", ErrExport, export))
@@ -307,7 +346,8 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 	if err := callCtx.Err(); err != nil {
 		return nil, stopped(callCtx, err)
 	}
-	s := &callState{ctx: callCtx, limits: lim, input: input, tableBytes: m.tableBytes, log: boundedLog{max: lim.MaxLogBytes}}
+	s := &callState{ctx: callCtx, limits: lim, input: input, tableBytes: m.tableBytes, log: boundedLog{max: lim.MaxLogBytes},
+		config: it.Config, logLevel: m.rt.logLevel}
 	guestCtx := context.WithValue(ctx, callStateKey{}, s)
 
 	start := time.Now()
@@ -365,16 +405,32 @@ func (m *Module) run(ctx context.Context, inst *instance, s *callState, export s
 	}
 	res.MemoryPeakBytes = s.peak
 	res.Log = s.log.bytes()
+	// A command's main ends with proc_exit, which wazero returns as an
+	// *sys.ExitError (and closes the instance: it is not put back).
+	exitCode, exited := uint32(0), false
+	var exit *sys.ExitError
+	if export == commandExport && errors.As(err, &exit) && s.abortCode == "" {
+		exitCode, exited, err = exit.ExitCode(), true, nil
+	}
 	if err != nil {
 		return res, true, s.failure(err)
 	}
 	if !lim.HardDeadline.IsZero() && !time.Now().Before(lim.HardDeadline) {
 		return res, false, fail(CodeExecutionTimeout, errors.New("finished after the hard deadline"))
 	}
-	if int32(results[0]) != 0 {
+	switch {
+	case len(results) > 0 && int32(results[0]) != 0:
 		return res, false, s.raised()
+	case len(results) == 0 && (exitCode != 0 || s.hasError):
+		// go-sdk's rule for _start: an exit code other than 0 fails, and
+		// so does an error set through error_set.
+		return res, false, s.exited(exitCode, exited)
 	}
-	res.Output = s.outputBytes()
+	out, err := s.outputBytes()
+	if err != nil {
+		return res, false, err
+	}
+	res.Output = out
 	res.MemoryPeakBytes = s.peak
 	return res, false, nil
 }
@@ -423,18 +479,27 @@ func (s *callState) discardReason(trapped bool) string {
 	return DiscardTrap
 }
 
-// outputBytes returns the output the guest set. It is copied out of the
-// blocks when the copy fits the memory limit (and counted in the peak);
-// otherwise it is returned in place, keeping the blocks' arena alive as
-// long as the caller keeps the output.
-func (s *callState) outputBytes() []byte {
-	n := uint64(len(s.output))
-	if s.usedBytes()+n > s.limits.MemoryBytes {
-		return s.output[:n:n]
+// outputBytes returns the output the guest set, read from its blocks as
+// the call ends (as the Extism kernel's output is). It is copied out of
+// the blocks when the copy fits the memory limit (and counted in the
+// peak); otherwise it is returned in place, keeping the blocks' arena
+// alive as long as the caller keeps the output. An output whose bytes
+// the guest freed off the end of the blocks fails the call.
+func (s *callState) outputBytes() ([]byte, error) {
+	if !s.hasOutput {
+		return nil, nil
 	}
-	out := append([]byte(nil), s.output...)
+	b, ok := s.blocks.slice(s.outputOff, s.outputLen)
+	if !ok {
+		return nil, fail(CodeExecutionFailed, errors.New("the output's block was freed before the call ended"))
+	}
+	n := uint64(len(b))
+	if s.usedBytes()+n > s.limits.MemoryBytes {
+		return b[:n:n], nil
+	}
+	out := append([]byte(nil), b...)
 	s.peak = max(s.peak, s.usedBytes()+n)
-	return out
+	return out, nil
 }
 
 // failure classifies an error from instantiating or calling the guest.

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -51,6 +52,11 @@ type Config struct {
 	// IdleInstances bounds the reset instances kept per module. Zero
 	// means one per processor, at least two.
 	IdleInstances int
+	// LogLevel is the level a guest's get_log_level reports, in the Extism
+	// encoding (below Debug is trace, then debug, info, warn, error); a
+	// log_* call below it is dropped unread. Default (the zero value)
+	// slog.LevelInfo.
+	LogLevel slog.Level
 	// InterpretFirst makes every Load under [WithTiering] start on the
 	// interpreter tier, even when the optimised code is in the cache; for
 	// the tests that compare the tiers, and measurements.
@@ -60,9 +66,10 @@ type Config struct {
 // Runtime compiles and runs tool modules. It is safe for concurrent use.
 // Close releases it; modules loaded from it stop working.
 type Runtime struct {
-	cfg     Config
-	wazero  wazero.Runtime
-	allowed map[string]map[string]bool // import module → function names
+	cfg      Config
+	wazero   wazero.Runtime
+	allowed  map[string]map[string]signature // import module → function name → type
+	logLevel int32                           // Config.LogLevel, in the Extism encoding
 
 	counters instanceCounters
 
@@ -111,7 +118,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		rc = rc.WithCompilationCache(cache)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
-	rt := &Runtime{cfg: cfg, wazero: r, allowed: hostFuncNames()}
+	rt := &Runtime{cfg: cfg, wazero: r, allowed: hostFuncSignatures(), logLevel: extismLevel(cfg.LogLevel)}
 	if err := instantiateHostModule(ctx, r, ExtismModule, extismFuncs); err != nil {
 		r.Close(ctx)
 		return nil, fmt.Errorf("instantiating %s: %w", ExtismModule, err)

@@ -109,8 +109,8 @@ func (c wasiCost) charge(s *callState, mod api.Module, stack []uint64) bool {
 }
 
 // instantiateWASI defines wasi_snapshot_preview1 in r, wrapping wazero's
-// functions, and returns the names it exports.
-func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]bool, error) {
+// functions, and returns the functions it exports with their types.
+func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]signature, error) {
 	inner := r.NewHostModuleBuilder("toolhost:wasi-inner")
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(inner)
 	compiled, err := inner.Compile(ctx)
@@ -124,7 +124,7 @@ func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]bool, er
 	}
 	slices.Sort(names)
 	b := r.NewHostModuleBuilder(WASIModule)
-	exported := map[string]bool{}
+	exported := map[string]signature{}
 	for _, name := range names {
 		def := defs[name]
 		fn, ok := def.GoFunction().(api.GoModuleFunction)
@@ -153,7 +153,7 @@ func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]bool, er
 			WithParameterNames(def.ParamNames()...).
 			WithResultNames(def.ResultNames()...).
 			Export(name)
-		exported[name] = true
+		exported[name] = signature{def.ParamTypes(), def.ResultTypes()}
 	}
 	// The definitions were all that was needed of the inner module; the
 	// Go functions stay valid without it.
