@@ -80,7 +80,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{name: "not JSON", raw: `{"contract_version":`, reason: tooldef.NotJSON},
 		{name: "duplicate key", raw: `{"contract_version":"1.0.0","contract_version":"1.0.0"}`, reason: tooldef.NotJSON},
 		{name: "top level not an object", raw: `[]`, reason: tooldef.BadShape},
-		{name: "unknown top-level field", mutate: func(doc, _ map[string]any) { doc["fingerprint"] = "x" }, reason: tooldef.BadShape},
+		{name: "unknown top-level field", mutate: func(doc, _ map[string]any) { doc["fingerprint"] = "x" }, reason: tooldef.BadShape, path: "/fingerprint"},
 		{name: "contract version not semver", mutate: func(doc, _ map[string]any) { doc["contract_version"] = "1.0" }, reason: tooldef.BadVersion, path: "/contract_version"},
 		{name: "implementation version missing", mutate: func(doc, _ map[string]any) { delete(doc, "implementation_version") }, reason: tooldef.BadShape, path: "/implementation_version"},
 		{name: "no services", mutate: func(doc, _ map[string]any) { doc["services"] = []any{} }, reason: tooldef.ServiceCount},
@@ -94,7 +94,7 @@ func TestDecodeRefusals(t *testing.T) {
 		{name: "bad tool code", mutate: func(_, svc map[string]any) { svc["tool_code"] = "Allocator" }, reason: tooldef.BadToolCode, service: true, path: "/services/0/tool_code"},
 		{name: "tool code too long", mutate: func(_, svc map[string]any) { svc["tool_code"] = strings.Repeat("a", 65) }, reason: tooldef.BadToolCode, service: true},
 		{name: "route word", mutate: func(_, svc map[string]any) { svc["tool_code"] = "catalog" }, reason: tooldef.BadToolCode, service: true},
-		{name: "unknown service field", mutate: func(_, svc map[string]any) { svc["schema_fingerprint"] = "x" }, reason: tooldef.BadShape, service: true},
+		{name: "unknown service field", mutate: func(_, svc map[string]any) { svc["schema_fingerprint"] = "x" }, reason: tooldef.BadShape, service: true, path: "/services/0/schema_fingerprint"},
 		{name: "empty name", mutate: func(_, svc map[string]any) { svc["name"] = " " }, reason: tooldef.MissingText, service: true},
 		{name: "missing language", mutate: func(_, svc map[string]any) { delete(svc["i18n"].(map[string]any), "es") }, reason: tooldef.BadShape, service: true, path: "/services/0/i18n/es"},
 		{name: "extra language", mutate: func(_, svc map[string]any) {

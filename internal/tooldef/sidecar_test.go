@@ -314,3 +314,50 @@ func TestSidecarMembersOutsideASidecar(t *testing.T) {
 		})
 	}
 }
+
+// Mappings are checked against the input object of their own operation
+// when the input schema is a union of one object per operation, through
+// its $refs.
+func TestSidecarMappingsPerOperation(t *testing.T) {
+	opObject := func(op, field string) map[string]any {
+		return map[string]any{
+			"type": "object", "additionalProperties": false, "required": []any{"operation", field},
+			"properties": map[string]any{
+				"operation": map[string]any{"type": "string", "const": op},
+				field:       map[string]any{"$ref": "#/$defs/payload"},
+			},
+		}
+	}
+	build := func(aField string) []byte {
+		doc := sidecarBase(t)
+		svc := service(doc)
+		svc["input_schema"] = map[string]any{
+			"$schema": "https://json-schema.org/draft/2020-12/schema",
+			"oneOf":   []any{map[string]any{"$ref": "#/$defs/a"}, map[string]any{"$ref": "#/$defs/b"}},
+			"discriminator": map[string]any{"propertyName": "operation",
+				"mapping": map[string]any{"a": "#/$defs/a", "b": "#/$defs/b"}},
+			"$defs": map[string]any{"a": opObject("a", "text"), "b": opObject("b", "data"),
+				"payload": map[string]any{"type": "string"}},
+		}
+		textOutput(doc)
+		svc["operations"] = []any{
+			map[string]any{"operation": "a", "export": "fa", "input": map[string]any{"text": aField}, "output": map[string]any{"text": "message"}},
+			map[string]any{"operation": "b", "export": "fb", "input": map[string]any{"base64": "data"}, "output": map[string]any{"base64": "message"}},
+		}
+		return encode(t, doc)
+	}
+	p, err := tooldef.Decode(build("text"), tooldef.Options{Sidecar: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Services[0].Refusal; r != nil {
+		t.Fatal(r)
+	}
+	p, err = tooldef.Decode(build("data"), tooldef.Options{Sidecar: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Services[0].Refusal; r == nil || r.Reason != tooldef.BadMapping || r.Path != "/services/0/operations/0/input/text" {
+		t.Fatalf("refusal %v: operation a has no data", r)
+	}
+}
