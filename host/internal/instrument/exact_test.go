@@ -292,7 +292,9 @@ func (g *progGen) simd() {
 	g.localTee(genV128)
 	g.op(wInstr, 0xfd, 0x0c, 0, 0, 0, 0, c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0) // v128.const i32x4 0 c 0 0
 	g.op(wInstr, 0xfd, 0xae, 0x01)                                           // i32x4.add
-	g.op(wInstr, 0xfd, 0x0b, 4, 16)                                          // v128.store align=16 offset=16
+	g.localGet(genV128)
+	g.op(wInstr, 0xfd, 0x0d, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15) // i8x16.shuffle: the first
+	g.op(wInstr, 0xfd, 0x0b, 4, 16)                                                // v128.store align=16 offset=16
 	g.i32Const(16)
 	g.localGet(genV128)
 	g.op(wInstr, 0xfd, 0x56, 2, 4, 2) // v128.load32_lane align=4 offset=4 2
