@@ -82,6 +82,9 @@ var cases = []testCase{
 	{name: "gopdk_remember/vars", plugin: "gopdk", code: "gopdk_remember", params: `{"operation":"remember","text":"abc"}`, want: `{"last":"abc","length":3}`},
 	// 2,000 × (alloc 1 MiB, store, free) within max_pages 1024 (64 MiB).
 	{name: "allocfree/2000 MiB in 64 MiB", plugin: "allocfree", code: "allocfree", params: `{"operation":"run"}`, want: `{"allocated_mib":2000}`},
+	// The same loop under the service's max_pages 16 (1 MiB, over the
+	// package's 1024): the first block cannot be had, alloc answers 0.
+	{name: "allocfree_tight/1 MiB cap", plugin: "allocfree", code: "allocfree_tight", params: `{"operation":"run"}`, want: "alloc returned 0: out of memory", fails: true},
 	// v128 instructions.
 	{name: "simd_upper/utf-8", plugin: "simd", code: "simd_upper", params: `{"operation":"upper","text":"hello, wörld: abc xyz {}"}`, want: `{"text":"HELLO, WöRLD: ABC XYZ {}"}`},
 	{name: "simd_upper/hundred bytes", plugin: "simd", code: "simd_upper", params: `{"operation":"upper","text":"` + hundred + `"}`, want: `{"text":"` + strings.ToUpper(hundred) + `"}`},
@@ -198,6 +201,8 @@ type corpus struct {
 	srv     *liveServer
 	srvErr  error
 	dirs    []string // the server's folders, removed at the end
+
+	cliCache string // toolhost run's --cache-dir, shared by its runs
 }
 
 type loaded struct {
@@ -536,7 +541,13 @@ func (c *corpus) cli(t *testing.T, tc testCase) outcome {
 		t.Fatal(buildErr)
 	}
 	dir := toolsDir(t, tc.plugin)
-	cmd := exec.Command(toolhostBin, "run", tc.code, "--tools-dir", dir, "--cache-dir", t.TempDir())
+	c.mu.Lock()
+	if c.cliCache == "" {
+		c.cliCache = c.tempDir(t)
+	}
+	cache := c.cliCache
+	c.mu.Unlock()
+	cmd := exec.Command(toolhostBin, "run", tc.code, "--tools-dir", dir, "--cache-dir", cache)
 	cmd.Stdin = strings.NewReader(tc.params)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
