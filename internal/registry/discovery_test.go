@@ -196,15 +196,20 @@ func (s *stubRunner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, 
 	return &engine.Outcome{Result: []byte(`{"count":1}`)}, nil
 }
 
+// noExport makes a sidecar service a native one: a native declaration has
+// none of a sidecar's per-operation members.
+func noExport(s map[string]any) {
+	for _, op := range s["operations"].([]any) {
+		for _, k := range []string{"export", "input", "output"} {
+			delete(op.(map[string]any), k)
+		}
+	}
+}
+
 // Builtins are packages like modules: published with their runner, checked
 // the same way, and part of the same duplicate rule.
 func TestBuiltins(t *testing.T) {
 	native := &stubRunner{jobs: make(chan engine.Job, 1)}
-	noExport := func(s map[string]any) {
-		for _, op := range s["operations"].([]any) {
-			delete(op.(map[string]any), "export")
-		}
-	}
 	dir := t.TempDir()
 	sidecarModule(t, dir, "clash", service(t, "shared", nil))
 	cfg, _ := config(t, dir)
@@ -250,9 +255,7 @@ func TestBuiltins(t *testing.T) {
 // Only builtins, no folder.
 func TestBuiltinsWithoutFolder(t *testing.T) {
 	native := &stubRunner{jobs: make(chan engine.Job, 1)}
-	decl := declaration(t, service(t, "native_count", func(s map[string]any) {
-		delete(s["operations"].([]any)[0].(map[string]any), "export")
-	}))
+	decl := declaration(t, service(t, "native_count", noExport))
 	r := open(t, registry.Config{
 		Platform: policy.DefaultPlatform(),
 		Builtins: []registry.Builtin{{Name: "native", Declaration: decl, Runner: native}},
@@ -269,9 +272,7 @@ func TestBuiltinsWithoutFolder(t *testing.T) {
 // engine named; it is not a failure and it still claims its code.
 func TestBuiltinMissingEngine(t *testing.T) {
 	native := &stubRunner{jobs: make(chan engine.Job, 1)}
-	decl := declaration(t, service(t, "native_count", func(s map[string]any) {
-		delete(s["operations"].([]any)[0].(map[string]any), "export")
-	}))
+	decl := declaration(t, service(t, "native_count", noExport))
 	r := open(t, registry.Config{
 		Platform: policy.DefaultPlatform(),
 		Builtins: []registry.Builtin{{Name: "native", Declaration: decl, Runner: native, MissingEngines: []string{"cbc"}}},
