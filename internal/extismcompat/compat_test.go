@@ -172,6 +172,7 @@ func (o outcome) String() string {
 // text.
 func compare(t *testing.T, want, got outcome, carriesMessage bool) {
 	t.Helper()
+	t.Logf("Toolhost: %s", got)
 	switch {
 	case want.ok != got.ok:
 		t.Errorf("go-sdk: %s; Toolhost: %s", want, got)
@@ -514,7 +515,7 @@ func toolsDir(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range names {
-		wasm, err := os.ReadFile(filepath.Join(testmodule.Root(), testmodule.ExtismDir, p+".wasm"))
+		wasm, err := os.ReadFile(filepath.Join(testmodule.ExtismFolder(), p+".wasm"))
 		if err != nil {
 			continue // not built: its cases skip
 		}

@@ -11,6 +11,16 @@ import (
 // repository root. TOOLHOST_EXTISM_DIR names another folder.
 const ExtismDir = "build/extism"
 
+// ExtismFolder returns the folder the corpus is built in: the
+// environment's TOOLHOST_EXTISM_DIR, or ExtismDir under the repository
+// root.
+func ExtismFolder() string {
+	if dir := os.Getenv("TOOLHOST_EXTISM_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(root, ExtismDir)
+}
+
 // ExtismPath returns the path of the corpus module NAME.wasm that `make
 // extism` built. A module that is not there skips the test, with the
 // command that builds it, since its toolchain (clang, npm, wat2wasm) may
@@ -18,11 +28,7 @@ const ExtismDir = "build/extism"
 // whole corpus first, it fails the test.
 func ExtismPath(t testing.TB, name string) string {
 	t.Helper()
-	dir := os.Getenv("TOOLHOST_EXTISM_DIR")
-	if dir == "" {
-		dir = filepath.Join(root, ExtismDir)
-	}
-	path := filepath.Join(dir, name+".wasm")
+	path := filepath.Join(ExtismFolder(), name+".wasm")
 	if _, err := os.Stat(path); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the Extism corpus module %s is missing (make extism builds it): %v", path, err)
