@@ -77,8 +77,8 @@ func (inst *instance) config() wazero.ModuleConfig {
 	return wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions().
-		WithStdout(streamOf{inst, 0}).
-		WithStderr(streamOf{inst, 1}).
+		WithStdout(stdoutOf{inst}).
+		WithStderr(stderrOf{inst}).
 		WithWalltime(inst.walltime, sys.ClockResolution(time.Microsecond)).
 		WithNanotime(inst.nanotime, sys.ClockResolution(1)).
 		WithRandSource(randomOf{inst})
@@ -162,18 +162,22 @@ func (r randomOf) Read(p []byte) (int, error) {
 	return c.rand.Read(p)
 }
 
-// streamOf writes to the log of the call its instance serves, as its
-// stdout (stream 0) or stderr (1).
-type streamOf struct {
-	inst   *instance
-	stream int
-}
+// stdoutOf and stderrOf write to the log of the call their instance
+// serves, as its stdout and stderr. Each is one pointer, so that making it
+// an io.Writer allocates nothing.
+type (
+	stdoutOf struct{ inst *instance }
+	stderrOf struct{ inst *instance }
+)
 
-func (w streamOf) Write(p []byte) (int, error) {
-	if s := w.inst.cur; s != nil {
-		return s.log.writeStream(w.stream, p), nil
+func (w stdoutOf) Write(p []byte) (int, error) { return w.inst.writeStream(0, p) }
+func (w stderrOf) Write(p []byte) (int, error) { return w.inst.writeStream(1, p) }
+
+func (inst *instance) writeStream(stream int, p []byte) (int, error) {
+	if s := inst.cur; s != nil {
+		return s.log.writeStream(stream, p), nil
 	}
 	return len(p), nil
 }
 
-var _ io.Writer = streamOf{}
+var _, _ io.Writer = stdoutOf{}, stderrOf{}

@@ -408,9 +408,10 @@ func (m *Module) run(ctx context.Context, inst *instance, s *callState, export s
 	// A command's main ends with proc_exit, which wazero returns as an
 	// *sys.ExitError (and closes the instance: it is not put back).
 	exitCode, exited := uint32(0), false
-	var exit *sys.ExitError
-	if export == commandExport && errors.As(err, &exit) && s.abortCode == "" {
-		exitCode, exited, err = exit.ExitCode(), true, nil
+	if export == commandExport && s.abortCode == "" {
+		if code, ok := exitCodeOf(err); ok {
+			exitCode, exited, err = code, true, nil
+		}
 	}
 	if err != nil {
 		return res, true, s.failure(err)
@@ -433,6 +434,17 @@ func (m *Module) run(ctx context.Context, inst *instance, s *callState, export s
 	res.Output = out
 	res.MemoryPeakBytes = s.peak
 	return res, false, nil
+}
+
+// exitCodeOf returns the exit code of a WASI proc_exit that ended a call
+// with err. (Its own function: the target of errors.As escapes, which
+// would cost every call an allocation.)
+func exitCodeOf(err error) (uint32, bool) {
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), true
+	}
+	return 0, false
 }
 
 // putBack resets a pooled instance after its call and keeps it, or closes
