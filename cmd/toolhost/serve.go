@@ -37,6 +37,7 @@ func runServe(args []string, stderr io.Writer) error {
 	tf.register(o)
 	addr := o.String("addr")
 	logFormat := o.String("log-format")
+	logLevel := o.String("log-level")
 	guardMode := o.String("guard")
 	trusted := o.Prefixes("trusted-proxy")
 	quotaFile := o.String("quota-table")
@@ -72,12 +73,19 @@ func runServe(args []string, stderr io.Writer) error {
 		}
 		gc.Quotas = &t
 	}
+	var level slog.Level
+	switch *logLevel {
+	case "debug", "info", "warn", "error":
+		level.UnmarshalText([]byte(*logLevel))
+	default:
+		return fmt.Errorf("%w: --log-level is debug, info, warn or error", errUsage)
+	}
 	var handler slog.Handler
-	switch *logFormat {
+	switch hopts := (&slog.HandlerOptions{Level: level}); *logFormat {
 	case "text":
-		handler = slog.NewTextHandler(stderr, nil)
+		handler = slog.NewTextHandler(stderr, hopts)
 	case "json":
-		handler = slog.NewJSONHandler(stderr, nil)
+		handler = slog.NewJSONHandler(stderr, hopts)
 	default:
 		return fmt.Errorf("%w: --log-format is text or json", errUsage)
 	}
@@ -94,7 +102,7 @@ func runServe(args []string, stderr io.Writer) error {
 	srv, err := server.New(ctx, server.Config{
 		ToolsDir: tf.toolsDir, DataDir: data.dataDir, CacheDir: tf.cacheDir, Logger: log,
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
-		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay,
+		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay, LogLevel: level,
 		Loading: server.LoadingConfig{Background: true},
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -145,6 +146,27 @@ func TestServeGuardFlags(t *testing.T) {
 			args := append([]string{"--data-dir", t.TempDir(), "--addr", "127.0.0.1:0"}, tt.args...)
 			if err := runServe(args, io.Discard); !errors.Is(err, errUsage) {
 				t.Errorf("runServe(%q) = %v, want a usage error", tt.args, err)
+			}
+		})
+	}
+}
+
+// serve refuses a --log-level (or $TOOLHOST_LOG_LEVEL) it does not know
+// before it opens anything.
+func TestServeLogLevelRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		env  string
+	}{{"flag", []string{"--log-level", "verbose"}, ""}, {"environment", nil, "trace"}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("TOOLHOST_LOG_LEVEL", c.env)
+			}
+			args := append([]string{"serve", "--tools-dir", t.TempDir(), "--data-dir", t.TempDir(), "--cache-dir", ""}, c.args...)
+			var stdout, stderr bytes.Buffer
+			if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "--log-level is debug, info, warn or error") {
+				t.Fatalf("run(%q) = %d, stderr %q", args, code, stderr.String())
 			}
 		})
 	}

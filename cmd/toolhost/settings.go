@@ -61,6 +61,8 @@ var settings = []setting{
 		Help: "the cache folder's bound: past it the least recently used compiled modules and images are removed; bytes, or with a unit (500MB, 2GiB); 0 for no bound"},
 	{Name: "log-format", Env: "TOOLHOST_LOG_FORMAT", Value: "text|json", Default: "text",
 		Help: "the log's format"},
+	{Name: "log-level", Env: "TOOLHOST_LOG_LEVEL", Value: "debug|info|warn|error", Default: "info",
+		Help: "the least level the log keeps; also the level WASM tools read (Extism get_log_level), whose log calls below it are dropped"},
 	{Name: "guard", Env: "TOOLHOST_GUARD", Value: "report|enforce", Default: "report",
 		Help: "whether the guard refuses over quota and concurrency, or only logs what it would refuse"},
 	{Name: "trusted-proxy", Env: "TOOLHOST_TRUSTED_PROXY", Value: "CIDR", List: true,
@@ -93,7 +95,7 @@ func lookupSetting(name string) (setting, bool) {
 // commandSettings is each command's settings, as its flag set registers
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
-	"serve": {"config", "addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "guard",
+	"serve": {"config", "addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
 		"trusted-proxy", "quota-table", "probe-allow", "spare-workers", "shutdown-timeout", "drain-delay"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},

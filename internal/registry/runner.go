@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"sync"
@@ -123,11 +124,45 @@ func (r *wasmRunner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, 
 		(*h)()
 	}
 	out, log, err := r.mod.tool.Run(ctx, job)
-	if len(log) > 0 {
-		r.mod.log.Debug("registry: guest log", "file", r.mod.file, "tool_code", job.ToolCode,
-			"execution_id", job.ExecutionID, "log", string(log))
+	for len(log) > 0 {
+		line := log
+		if i := bytes.IndexByte(log, '\n'); i >= 0 {
+			line, log = log[:i], log[i+1:]
+		} else {
+			log = nil
+		}
+		if len(line) == 0 {
+			continue
+		}
+		level, msg := guestLogLevel(line)
+		r.mod.log.Log(ctx, level, "registry: guest log", "file", r.mod.file, "tool_code", job.ToolCode,
+			"execution_id", job.ExecutionID, "log", string(msg))
 	}
 	return out, err
+}
+
+// guestLevels are the tags of the host's guest log lines (host.Result.Log)
+// and the level each is logged at: the Extism log_* levels, WASI's stdout
+// and stderr, and the host's own notes.
+var guestLevels = []struct {
+	tag   string
+	level slog.Level
+}{
+	{"[TRACE] ", slog.LevelDebug}, {"[DEBUG] ", slog.LevelDebug}, {"[INFO] ", slog.LevelInfo},
+	{"[WARN] ", slog.LevelWarn}, {"[ERROR] ", slog.LevelError},
+	{"[STDOUT] ", slog.LevelInfo}, {"[STDERR] ", slog.LevelWarn}, {"[host] ", slog.LevelInfo},
+}
+
+// guestLogLevel returns the level of one guest log line and the line
+// without its tag; an untagged line (a note such as "[log truncated]") is
+// logged at Info as it is.
+func guestLogLevel(line []byte) (slog.Level, []byte) {
+	for _, g := range guestLevels {
+		if rest, ok := bytes.CutPrefix(line, []byte(g.tag)); ok {
+			return g.level, rest
+		}
+	}
+	return slog.LevelInfo, line
 }
 
 // ReturnsAtContextEnd marks the WASM engine as executor.Prompt: an item

@@ -80,6 +80,11 @@ type Config struct {
 	// Version is the build's version, for the OpenAPI document.
 	Version string
 	Logger  *slog.Logger
+	// LogLevel is the level WASM tools read through Extism's
+	// get_log_level; their log calls below it are dropped
+	// (host.Config.LogLevel). The zero value is slog.LevelInfo. It should
+	// be Logger's level, which logs each guest line at its own level.
+	LogLevel slog.Level
 	// Jobs tunes the jobs subsystem (jobs.Config): its zero values take
 	// the subsystem's defaults.
 	Jobs JobsConfig
@@ -251,7 +256,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Dir: cfg.ToolsDir, CacheDir: cfg.CacheDir, Platform: cfg.Platform,
 		Natives: cfg.Natives, Supervisor: cfg.Supervisor, ProbeAllow: cfg.ProbeAllow,
 		Loading: ld, Rescan: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
-		Tiered: !ld.Untiered,
+		Tiered: !ld.Untiered, LogLevel: cfg.LogLevel,
 	})
 	if err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ type ToolsConfig struct {
 	Tiered bool
 	// Logger receives the operator's log. Default slog.Default().
 	Logger *slog.Logger
+	// LogLevel is the WASM tools' log level (host.Config.LogLevel);
+	// the zero value is slog.LevelInfo.
+	LogLevel slog.Level
 }
 
 // Tools is the tool side of a process, composed once for `serve` and for
@@ -97,7 +100,7 @@ func OpenTools(ctx context.Context, cfg ToolsConfig) (_ *Tools, err error) {
 			t.Close(context.Background())
 		}
 	}()
-	if t.Runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir}); err != nil {
+	if t.Runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir, LogLevel: cfg.LogLevel}); err != nil {
 		return nil, fmt.Errorf("opening the WASM runtime: %w", err)
 	}
 	ld := cfg.Loading
