@@ -95,25 +95,46 @@ var cases = []testCase{
 	{name: "gocmd_shout/exit 3", plugin: "gocmd", code: "gocmd_shout", params: `{"operation":"shout","text":""}`, want: "", fails: true},
 }
 
-// toolhostBin is the toolhost binary TestMain builds, or buildErr.
-var toolhostBin, buildErr = "", error(nil)
+// binDir holds the toolhost binary, built once by the first case that
+// runs it (so that a -run that selects none builds nothing); TestMain
+// removes it.
+var (
+	binDir    string
+	binOnce   sync.Once
+	binPath   string
+	binErr    error
+	binDirErr error
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "toolhost-extismcompat-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	toolhostBin = filepath.Join(dir, "toolhost")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", toolhostBin, "./cmd/toolhost")
-	cmd.Dir = testmodule.Root()
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("building cmd/toolhost: %v\n%s", err, out)
-	}
+	binDir, binDirErr = os.MkdirTemp("", "toolhost-extismcompat-bin-")
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
+}
+
+// toolhostBinary returns the toolhost binary, building cmd/toolhost the
+// first time.
+func toolhostBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if binErr = binDirErr; binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "toolhost")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "./cmd/toolhost")
+		cmd.Dir = testmodule.Root()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building cmd/toolhost: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
 }
 
 // TestDifferential runs every case through go-sdk, the oracle, then through
@@ -121,8 +142,8 @@ func TestMain(m *testing.M) {
 // and compares each with go-sdk's outcome: success or failure, the result
 // document (go-sdk's output through the sidecar's output mapping), and the
 // plugin's error text where the surface carries one (the loader's raised
-// error and the run route's failed run carry it; the compute route answers
-// a code alone, `toolhost run` prints the platform error).
+// error, the error document `toolhost run` prints and the run route's
+// failed run carry it; the compute route answers a code alone).
 func TestDifferential(t *testing.T) {
 	c := newCorpus(t)
 	for _, tc := range cases {
@@ -538,9 +559,7 @@ func toolsDir(t *testing.T, names ...string) string {
 // result document and exit 0, or the platform error document and exit 1.
 func (c *corpus) cli(t *testing.T, tc testCase) outcome {
 	t.Helper()
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
+	bin := toolhostBinary(t)
 	dir := toolsDir(t, tc.plugin)
 	c.mu.Lock()
 	if c.cliCache == "" {
@@ -548,7 +567,7 @@ func (c *corpus) cli(t *testing.T, tc testCase) outcome {
 	}
 	cache := c.cliCache
 	c.mu.Unlock()
-	cmd := exec.Command(toolhostBin, "run", tc.code, "--tools-dir", dir, "--cache-dir", cache)
+	cmd := exec.Command(bin, "run", tc.code, "--tools-dir", dir, "--cache-dir", cache)
 	cmd.Stdin = strings.NewReader(tc.params)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
