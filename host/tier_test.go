@@ -71,7 +71,6 @@ func TestTiersAgree(t *testing.T) {
 	env := func(tool, op, params string) []byte {
 		return []byte(`{"operation":"` + op + `","parameters":` + params + `,"tool_code":"` + tool + `"}`)
 	}
-	vowels := testmodule.Extism(t, "vowels")
 	cases := []struct {
 		name  string
 		wasm  func(t *testing.T) []byte
@@ -89,7 +88,7 @@ func TestTiersAgree(t *testing.T) {
 			{"count", "compute", envelope(`{"operation":"count"}`), host.Limits{}},
 			{"spin", "compute", envelope(`{"operation":"count","spin":1000}`), host.Limits{}},
 		}},
-		{"vowels", func(*testing.T) []byte { return vowels }, []tierItem{
+		{"vowels", func(t *testing.T) []byte { return testmodule.Extism(t, "vowels") }, []tierItem{
 			{"count", "count_vowels", []byte("Hello, tiered world"), host.Limits{}},
 			{"out of fuel", "count_vowels", []byte("Hello, tiered world"), host.Limits{Fuel: 1_000}},
 		}},
