@@ -71,6 +71,10 @@ var extismFuncs = []hostFunc{
 			st[0] = 0
 			return
 		}
+		if n == 0 { // as the kernel: no block
+			st[0] = 0
+			return
+		}
 		s.charge(bytesFuel(n)) // the block is zeroed
 		st[0], _ = s.alloc(n)
 	}},
@@ -231,7 +235,7 @@ func logFunc(name, tag string, level int32) hostFunc {
 	return hostFunc{name, []api.ValueType{i64}, nil, func(s *callState, st []uint64) {
 		off := st[0]
 		if level < s.logLevel {
-			s.free(off)
+			s.blocks.free(off) // uncharged: a dropped call costs a host call
 			return
 		}
 		msg := s.blockBytes(off, s.blocks.length(off))

@@ -271,8 +271,12 @@ func truncateUTF8(b []byte, n int) string {
 }
 
 // blockBytes returns n bytes of the blocks at off, or stops the call when
-// the guest addressed memory it does not have.
+// the guest addressed memory it does not have. No bytes are nil at any
+// offset (0 included: the kernel's alloc(0) answers 0).
 func (s *callState) blockBytes(off, n uint64) []byte {
+	if n == 0 {
+		return nil
+	}
 	b, ok := s.blocks.slice(off, n)
 	if !ok {
 		s.log.Write([]byte("[host] memory block access out of bounds\n"))
@@ -328,10 +332,13 @@ func (s *callState) blockString(off uint64) string {
 }
 
 // newBlock copies b into a new block and returns its offset, as alloc
-// does and charges; a block the memory limit cannot hold stops the call
-// with memory_limit.
+// does and charges (0 for no bytes, as the kernel's alloc(0)); a block the
+// memory limit cannot hold stops the call with memory_limit.
 func (s *callState) newBlock(b []byte) uint64 {
 	n := uint64(len(b))
+	if n == 0 {
+		return 0
+	}
 	s.charge(bytesFuel(n))
 	off, ok := s.alloc(n)
 	if !ok {

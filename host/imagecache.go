@@ -36,8 +36,10 @@ import (
 // (another process sharing the folder evicted it): a read that finds none
 // runs the template and writes it again.
 
-// imageCacheVersion names the format and the template's behaviour.
-const imageCacheVersion = "toolhost-image-2"
+// imageCacheVersion names the format and the template's behaviour (3:
+// issue 15's kernel — log_* frees its block, an initialiser that reads
+// the configuration, a variable or the log level is not imaged).
+const imageCacheVersion = "toolhost-image-3"
 
 // imageCacheDir is the cache's folder under Config.CacheDir.
 const imageCacheDir = "images"

@@ -311,7 +311,9 @@ func (m *Module) Call(ctx context.Context, export string, input []byte, lim Limi
 // A WASI command's "_start" runs main: its exit through proc_exit(0), or
 // its return, is a success unless it set an error, which is then the
 // tool's; any other exit code fails the item (the tool's error when it
-// set one, execution_failed otherwise, the code in [Error.Detail]).
+// set one, execution_failed otherwise, the code in [Error.Detail]). Any
+// other export that calls proc_exit ends the same way. An instance that
+// exited is closed, never pooled.
 //
 // The hard deadline (and ctx) bounds the whole call: the module's start
 // function and _initialize as well as the export. A guest is stopped at
@@ -405,10 +407,11 @@ func (m *Module) run(ctx context.Context, inst *instance, s *callState, export s
 	}
 	res.MemoryPeakBytes = s.peak
 	res.Log = s.log.bytes()
-	// A command's main ends with proc_exit, which wazero returns as an
-	// *sys.ExitError (and closes the instance: it is not put back).
+	// A command's main ends with proc_exit (and any export may call it),
+	// which wazero returns as an *sys.ExitError, closing the instance: it
+	// is not put back (its proc_exit was a stateful WASI call).
 	exitCode, exited := uint32(0), false
-	if export == commandExport && s.abortCode == "" {
+	if err != nil && s.abortCode == "" {
 		if code, ok := exitCodeOf(err); ok {
 			exitCode, exited, err = code, true, nil
 		}
@@ -420,12 +423,15 @@ func (m *Module) run(ctx context.Context, inst *instance, s *callState, export s
 		return res, false, fail(CodeExecutionTimeout, errors.New("finished after the hard deadline"))
 	}
 	switch {
-	case len(results) > 0 && int32(results[0]) != 0:
+	case exited || len(results) == 0:
+		// go-sdk's rule for a WASI exit and for _start: an exit code
+		// other than 0 fails, and so does an error set through
+		// error_set.
+		if exitCode != 0 || s.hasError {
+			return res, false, s.exited(export, exitCode, exited)
+		}
+	case int32(results[0]) != 0:
 		return res, false, s.raised()
-	case len(results) == 0 && (exitCode != 0 || s.hasError):
-		// go-sdk's rule for _start: an exit code other than 0 fails, and
-		// so does an error set through error_set.
-		return res, false, s.exited(exitCode, exited)
 	}
 	out, err := s.outputBytes()
 	if err != nil {
@@ -498,7 +504,7 @@ func (s *callState) discardReason(trapped bool) string {
 // alive as long as the caller keeps the output. An output whose bytes
 // the guest freed off the end of the blocks fails the call.
 func (s *callState) outputBytes() ([]byte, error) {
-	if !s.hasOutput {
+	if !s.hasOutput || s.outputLen == 0 {
 		return nil, nil
 	}
 	b, ok := s.blocks.slice(s.outputOff, s.outputLen)

@@ -56,10 +56,11 @@ func (s *callState) raised() *Error {
 	}
 }
 
-// exited is the failure of a command's _start that ended with exit code
-// (exited: through proc_exit) or set an error: the error it set, as
-// raised says, or execution_failed. The exit code is in Detail.
-func (s *callState) exited(code uint32, exited bool) *Error {
+// exited is the failure of an export that ended with exit code (exited:
+// through proc_exit; otherwise a command's _start that returned) or set an
+// error: the error it set, as raised says, or execution_failed. The exit
+// code is in Detail.
+func (s *callState) exited(export string, code uint32, exited bool) *Error {
 	how := "returned"
 	if exited {
 		how = fmt.Sprintf("exited with code %d", code)
@@ -69,7 +70,7 @@ func (s *callState) exited(code uint32, exited bool) *Error {
 		e.Detail = how + ": " + e.Detail
 		return e
 	}
-	e := fail(CodeExecutionFailed, fmt.Errorf("%s %s", commandExport, how))
+	e := fail(CodeExecutionFailed, fmt.Errorf("%s %s", export, how))
 	e.Detail = how
 	return e
 }
