@@ -160,9 +160,9 @@ var extismFuncs = []hostFunc{
 	// as long as the call.
 	{"config_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		s.readsHost = true
-		key := s.blockString(st[0])
-		v, ok := s.config[key]
+		key := s.blockBytes(st[0], s.blocks.length(st[0]))
 		s.charge(bytesFuel(uint64(len(key))))
+		v, ok := s.config[string(key)] // no copy
 		if !ok {
 			st[0] = 0
 			return
@@ -171,9 +171,9 @@ var extismFuncs = []hostFunc{
 	}},
 	{"var_get", []api.ValueType{i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
 		s.readsHost = true
-		key := s.blockString(st[0])
+		key := s.blockBytes(st[0], s.blocks.length(st[0]))
 		s.charge(bytesFuel(uint64(len(key))))
-		v, ok := s.vars[key]
+		v, ok := s.vars[string(key)] // no copy
 		s.free(st[0]) // as go-sdk
 		if !ok {
 			st[0] = 0

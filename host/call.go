@@ -321,16 +321,6 @@ func (s *callState) alloc(n uint64) (uint64, bool) {
 // free releases the block at off, charging the free spans it moved.
 func (s *callState) free(off uint64) { s.charge(s.blocks.free(off) * spanFuel) }
 
-// blockString returns the bytes of the live block at off as a string (""
-// for 0 or an unknown block), charging nothing.
-func (s *callState) blockString(off uint64) string {
-	n := s.blocks.length(off)
-	if n == 0 {
-		return ""
-	}
-	return string(s.blockBytes(off, n))
-}
-
 // newBlock copies b into a new block and returns its offset, as alloc
 // does and charges (0 for no bytes, as the kernel's alloc(0)); a block the
 // memory limit cannot hold stops the call with memory_limit.
@@ -356,34 +346,39 @@ func (s *callState) newBlock(b []byte) uint64 {
 // blocks and refuses (the call fails) a store that would reach
 // maxVarBytes; the vars count toward the memory limit too.
 func (s *callState) setVar(keyOff, valueOff uint64) {
-	key := s.blockString(keyOff)
-	s.free(keyOff)
-	if old, ok := s.vars[key]; ok {
-		s.varBytes -= uint64(len(key)+len(old)) + varEntryBytes
-		delete(s.vars, key)
+	key := s.blockBytes(keyOff, s.blocks.length(keyOff))
+	var value []byte
+	if valueOff != 0 {
+		value = s.blockBytes(valueOff, s.blocks.length(valueOff))
 	}
-	if valueOff == 0 {
-		s.charge(bytesFuel(uint64(len(key))))
-		return
-	}
-	value := s.blockBytes(valueOff, s.blocks.length(valueOff))
-	n := uint64(len(key)+len(value)) + varEntryBytes
 	s.charge(bytesFuel(uint64(len(key) + len(value))))
-	if s.varBytes+n >= maxVarBytes {
-		s.log.Write([]byte("[host] var_set refused: the variable store is full\n"))
-		s.abort(CodeExecutionFailed)
+	old, had := s.vars[string(key)]
+	if had {
+		s.varBytes -= uint64(len(key)+len(old)) + varEntryBytes
+		delete(s.vars, string(key))
 	}
-	if s.usedBytes()+n > s.limits.MemoryBytes {
-		s.memoryRefused = true
-		s.abort(CodeMemoryLimit)
+	if valueOff != 0 {
+		n := uint64(len(key)+len(value)) + varEntryBytes
+		if s.varBytes+n >= maxVarBytes {
+			s.log.Write([]byte("[host] var_set refused: the variable store is full\n"))
+			s.abort(CodeExecutionFailed)
+		}
+		if s.usedBytes()+n > s.limits.MemoryBytes {
+			s.memoryRefused = true
+			s.abort(CodeMemoryLimit)
+		}
+		if s.vars == nil {
+			s.vars = make(map[string][]byte)
+		}
+		s.vars[string(key)] = append([]byte(nil), value...)
+		s.varBytes += n
+		s.notePeak()
 	}
-	if s.vars == nil {
-		s.vars = make(map[string][]byte)
+	// As go-sdk, both blocks are freed, once read.
+	s.free(keyOff)
+	if valueOff != 0 {
+		s.free(valueOff)
 	}
-	s.vars[key] = append([]byte(nil), value...)
-	s.varBytes += n
-	s.free(valueOff)
-	s.notePeak()
 }
 
 func (s *callState) notePeak() { s.peak = max(s.peak, s.usedBytes()) }

@@ -114,6 +114,19 @@ func TestConfigAndVars(t *testing.T) {
 		if !errors.As(err, &he) || he.Code != host.CodeExecutionFailed || he.Raised {
 			t.Fatalf("var_flood: %v, want a platform execution_failed", err)
 		}
+		// A variable counts toward the memory limit: 512 KiB fits beside
+		// its block under 2 MiB, not under 1 MiB.
+		res, err := m.Call(ctx, "var_half", nil, host.Limits{MemoryBytes: 2 << 20})
+		if err != nil {
+			t.Fatalf("var_half under 2 MiB: %v", err)
+		}
+		if res.MemoryPeakBytes < 1<<20 {
+			t.Fatalf("var_half: memory peak %d, want the block and the variable counted", res.MemoryPeakBytes)
+		}
+		_, err = m.Call(ctx, "var_half", nil, host.Limits{MemoryBytes: 1 << 20})
+		if !errors.As(err, &he) || he.Code != host.CodeMemoryLimit {
+			t.Fatalf("var_half under 1 MiB: %v, want memory_limit", err)
+		}
 		if _, err := m.Call(ctx, "keep_var", nil, host.Limits{}); err != nil {
 			t.Fatalf("keep_var after failures: %v", err)
 		}

@@ -78,6 +78,12 @@
     (call $var_set (call $block (i32.const 32) (i32.const 1)) (call $alloc (i64.const 1048576)))
     (i32.const 0))
 
+  ;; var_half sets a 512 KiB variable: within the store's bound, it counts
+  ;; toward the memory limit.
+  (func (export "var_half") (result i32)
+    (call $var_set (call $block (i32.const 32) (i32.const 1)) (call $alloc (i64.const 524288)))
+    (i32.const 0))
+
   ;; The three kinds of error: plain text, a tool error document, and a
   ;; document with a code a tool may not raise. error_get must answer the
   ;; block set.
