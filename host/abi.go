@@ -174,7 +174,7 @@ var extismFuncs = []hostFunc{
 		key := s.blockBytes(st[0], s.blocks.length(st[0]))
 		s.charge(bytesFuel(uint64(len(key))))
 		v, ok := s.vars[string(key)] // no copy
-		s.free(st[0]) // as go-sdk
+		s.free(st[0])                // as go-sdk
 		if !ok {
 			st[0] = 0
 			return
