@@ -115,12 +115,23 @@ type LoadedModule interface {
 	// Run runs one item of service job.ToolCode in a fresh sandbox, under
 	// job's deadlines and operation policy (the effective policy the
 	// loader clamped). The error is a *toolerr.Error; the outcome may be
-	// non-nil beside it (engine.Runner's rules). log is the guest's
-	// bounded log, for the operator only.
-	Run(ctx context.Context, job engine.Job) (out *engine.Outcome, log []byte, err error)
+	// non-nil beside it (engine.Runner's rules). The report is what the
+	// guest left for the operator alone.
+	Run(ctx context.Context, job engine.Job) (out *engine.Outcome, rep GuestReport, err error)
 	// Close releases the module. The registry calls it once, when the
 	// module is retired and its last item has ended.
 	Close(ctx context.Context) error
+}
+
+// GuestReport is what an item's guest left for the operator's log, never
+// for callers.
+type GuestReport struct {
+	// Log is the guest's bounded log: "[LEVEL] message" lines (host.Result.Log).
+	Log []byte
+	// Export is the export that ran, and PluginError, when a sidecar
+	// plugin's export failed with an error it set, that error's text,
+	// bounded (the caller sees only the tool error's code and message).
+	Export, PluginError string
 }
 
 // The tiers a [TieredModule] is served from: a loader's names, which

@@ -123,8 +123,12 @@ func (r *wasmRunner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, 
 	if h := runHook.Load(); h != nil {
 		(*h)()
 	}
-	out, log, err := r.mod.tool.Run(ctx, job)
-	for len(log) > 0 {
+	out, rep, err := r.mod.tool.Run(ctx, job)
+	if rep.PluginError != "" {
+		r.mod.log.Warn("registry: plugin error", "file", r.mod.file, "export", rep.Export, "tool_code", job.ToolCode,
+			"execution_id", job.ExecutionID, "error", rep.PluginError)
+	}
+	for log := rep.Log; len(log) > 0; {
 		line := log
 		if i := bytes.IndexByte(log, '\n'); i >= 0 {
 			line, log = log[:i], log[i+1:]

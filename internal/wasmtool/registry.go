@@ -114,7 +114,7 @@ func (m registryModule) Services() []registry.ModuleService {
 // reports what was observed as an engine outcome: an item that reached its
 // sandbox reports its fuel and its memory mode (wasm_instance_hard), limit
 // and peak; a phase Run did not observe (reported as zero) is nil.
-func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcome, []byte, error) {
+func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcome, registry.GuestReport, error) {
 	dl := Deadlines{Soft: job.Soft, Hard: job.Hard}
 	var out *Outcome
 	var err error
@@ -124,7 +124,7 @@ func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcom
 		out, err = m.t.Run(ctx, job.ToolCode, job.Parameters, dl)
 	}
 	if out == nil {
-		return nil, nil, err
+		return nil, registry.GuestReport{}, err
 	}
 	o := &engine.Outcome{
 		Result: out.Result,
@@ -142,7 +142,7 @@ func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcom
 		fuel, peak := out.FuelUsed, int64(out.MemoryPeakBytes)
 		o.FuelUsed, o.Memory.PeakBytes = &fuel, &peak
 	}
-	return o, out.Log, err
+	return o, registry.GuestReport{Log: out.Log, Export: out.Export, PluginError: out.PluginError}, err
 }
 
 // memoryLimit is the memory limit an item of service code enforces under
