@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -108,10 +109,31 @@ func TestPoolRefusals(t *testing.T) {
 	}{
 		{"table_bomb", host.Config{}, "table.grow"},
 		{"leak_state", host.Config{FreshInstances: true}, "FreshInstances"},
+		{"v128_state", host.Config{}, "v128"},
 	} {
 		m := load(t, newRuntime(t, tt.cfg), tt.module)
 		if ok, why := m.Pooled(); ok || why == nil || !strings.Contains(why.Error(), tt.why) {
 			t.Errorf("%s: Pooled() = %v, %v; want false and a reason naming %s", tt.module, ok, why, tt.why)
+		}
+	}
+}
+
+// A module with a mutable v128 global is not pooled (a reset could give
+// back only its low half), so a call that changed it leaves nothing for
+// the next one.
+func TestV128GlobalFresh(t *testing.T) {
+	m := load(t, newRuntime(t, host.Config{}), "v128_state")
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := m.Call(ctx, "dirty", nil, host.Limits{}); err != nil {
+			t.Fatalf("dirty: %v", err)
+		}
+		res, err := m.Call(ctx, "compute", nil, host.Limits{})
+		if err != nil {
+			t.Fatalf("compute: %v", err)
+		}
+		if got := binary.LittleEndian.Uint64(res.Output); got != 0x0102030405060708 {
+			t.Fatalf("call %d: the global's high half is %#x after another call changed it", i, got)
 		}
 	}
 }

@@ -174,6 +174,11 @@ func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
 			if g.Export == "" {
 				return fmt.Errorf("mutable global %d is not exported", g.Index)
 			}
+			if g.Type == instrument.ValueTypeV128 {
+				// wazero's Global.Get and Set carry 64 bits: a reset
+				// would give back only the low half.
+				return fmt.Errorf("mutable global %d is a v128, which a reset cannot restore", g.Index)
+			}
 			m.mutableGlobals = append(m.mutableGlobals, g.Export)
 		}
 	}
