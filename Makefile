@@ -50,14 +50,15 @@ wasm:
 ## extism: the corpus of plain Extism plugins of testdata/extism, built
 ## from source into EXTISM_DIR (git-ignored; docs/extism-compat.md): Go
 ## with go-pdk as a reactor (gopdk) and as a command module (gocmd), WAT
-## (allocfree; simd, v128 instructions), C through clang's wasm32 target
+## (allocfree; simd, v128 instructions; badsig, a wrong import
+## signature), C through clang's wasm32 target
 ## and wasi-libc (wordcount), AssemblyScript through npm (vowels). A step
 ## whose toolchain is missing says so and is skipped (the tests that need
 ## its module then skip), except under CI=true, where it fails.
 EXTISM_DIR   ?= build/extism
 EXTISM_SRC    = testdata/extism
 WASI_SYSROOT ?= /usr
-EXTISM_MODULES = $(addprefix $(EXTISM_DIR)/,gopdk.wasm gocmd.wasm allocfree.wasm simd.wasm wordcount.wasm vowels.wasm)
+EXTISM_MODULES = $(addprefix $(EXTISM_DIR)/,gopdk.wasm gocmd.wasm allocfree.wasm simd.wasm badsig.wasm wordcount.wasm vowels.wasm)
 # extism_need COMMAND,PACKAGE: go on when COMMAND is installed; otherwise
 # skip the rest of the recipe line with a message, or fail under CI=true.
 extism_need = command -v $(1) >/dev/null 2>&1 || { \
@@ -83,6 +84,8 @@ $(EXTISM_DIR)/allocfree.wasm: $(EXTISM_SRC)/allocfree/allocfree.wat | $(EXTISM_D
 	@$(call extism_need,wat2wasm,wabt); echo "extism $@ (WAT)"; wat2wasm $< -o $@
 $(EXTISM_DIR)/simd.wasm: $(EXTISM_SRC)/simd/simd.wat | $(EXTISM_DIR)
 	@$(call extism_need,wat2wasm,wabt); echo "extism $@ (WAT, SIMD)"; wat2wasm $< -o $@
+$(EXTISM_DIR)/badsig.wasm: $(EXTISM_SRC)/badsig/badsig.wat | $(EXTISM_DIR)
+	@$(call extism_need,wat2wasm,wabt); echo "extism $@ (WAT, a wrong import signature)"; wat2wasm $< -o $@
 
 $(EXTISM_DIR)/wordcount.wasm: $(EXTISM_SRC)/wordcount/wordcount.c | $(EXTISM_DIR)
 	@$(call extism_need,clang,clang); $(call extism_need,wasm-ld,lld); \

@@ -37,21 +37,24 @@ import (
 // plugins are the corpus of testdata/extism: plugin NAME has its sources
 // and its sidecar NAME.tool.json in testdata/extism/NAME, and `make
 // extism` builds it into build/extism/NAME.wasm.
-var plugins = []string{"allocfree", "gocmd", "gopdk", "simd", "vowels", "wordcount"}
+var plugins = []string{"allocfree", "badsig", "gocmd", "gopdk", "simd", "vowels", "wordcount"}
 
 // A case is one item: a service of a corpus plugin and a parameters
 // document. want is what go-sdk must give for it — the result document
 // after the sidecar's output mapping (canonical JSON), or, when fails is
 // set, the plugin's error text ("" when it ends without one: a command
-// module's non-zero exit) — so that the test is known to compare what it
-// says it compares before it compares Toolhost with go-sdk.
+// module's non-zero exit), or, when refused is set, nothing: go-sdk
+// refuses to instantiate the module — so that the test is known to
+// compare what it says it compares before it compares Toolhost with
+// go-sdk.
 type testCase struct {
-	name   string
-	plugin string
-	code   string
-	params string
-	want   string
-	fails  bool
+	name    string
+	plugin  string
+	code    string
+	params  string
+	want    string
+	fails   bool
+	refused bool
 }
 
 // hundred is a text over six SIMD steps that is no multiple of 16 bytes.
@@ -93,6 +96,8 @@ var cases = []testCase{
 	// exits 0; an empty input exits 3.
 	{name: "gocmd_shout/exit 0", plugin: "gocmd", code: "gocmd_shout", params: `{"operation":"shout","text":"hello, command"}`, want: `{"text":"HELLO, COMMAND"}`},
 	{name: "gocmd_shout/exit 3", plugin: "gocmd", code: "gocmd_shout", params: `{"operation":"shout","text":""}`, want: "", fails: true},
+	// An import with the wrong signature: refused before anything runs.
+	{name: "badsig/refused", plugin: "badsig", code: "badsig", params: `{"operation":"run"}`, refused: true},
 }
 
 // binDir holds the toolhost binary, built once by the first case that
@@ -150,8 +155,11 @@ func TestDifferential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			wasm := testmodule.Extism(t, tc.plugin)
 			want := c.oracle(t, tc, wasm)
-			if !tc.fails && (!want.ok || want.result != tc.want) || tc.fails && (want.ok || want.message != tc.want) {
-				t.Fatalf("go-sdk gave %s, the case expects %s (fails: %v): the corpus or the case is wrong", want, tc.want, tc.fails)
+			switch {
+			case tc.refused != want.refused,
+				!tc.refused && !tc.fails && (!want.ok || want.result != tc.want),
+				tc.fails && (want.ok || want.message != tc.want):
+				t.Fatalf("go-sdk gave %s, the case expects %q (fails: %v, refused: %v): the corpus or the case is wrong", want, tc.want, tc.fails, tc.refused)
 			}
 			t.Logf("go-sdk: %s", want)
 			t.Run("loader", func(t *testing.T) { compare(t, want, c.loader(t, tc), true) })
@@ -172,12 +180,18 @@ type outcome struct {
 	// exit is set when go-sdk's call ended in a non-zero WASI exit, which
 	// carries no text of the plugin's: message is then "" and detail
 	// go-sdk's error (wazero's text).
-	exit   bool
-	detail string
+	exit bool
+	// refused is set when the module never ran: go-sdk could not
+	// instantiate it, Toolhost refused it at load (the tool is then
+	// unknown to toolhost run and the routes); detail says why.
+	refused bool
+	detail  string
 }
 
 func (o outcome) String() string {
 	switch {
+	case o.refused:
+		return fmt.Sprintf("refused (%s)", o.detail)
 	case o.ok:
 		return "success " + o.result
 	case o.exit:
@@ -195,6 +209,10 @@ func compare(t *testing.T, want, got outcome, carriesMessage bool) {
 	t.Helper()
 	t.Logf("Toolhost: %s", got)
 	switch {
+	case want.refused != got.refused, want.refused:
+		if want.refused != got.refused {
+			t.Errorf("go-sdk: %s; Toolhost: %s", want, got)
+		}
 	case want.ok != got.ok:
 		t.Errorf("go-sdk: %s; Toolhost: %s", want, got)
 	case want.ok && want.result != got.result:
@@ -418,14 +436,14 @@ func (c *corpus) oracle(t *testing.T, tc testCase, wasm []byte) outcome {
 		}, nil)
 		if err != nil {
 			c.mu.Unlock()
-			t.Fatalf("go-sdk: compiling %s: %v", tc.plugin, err)
+			return outcome{refused: true, detail: "compiling: " + err.Error()}
 		}
 		c.oracles[key] = compiled
 	}
 	c.mu.Unlock()
 	plugin, err := compiled.Instance(ctx, extism.PluginInstanceConfig{})
 	if err != nil {
-		t.Fatalf("go-sdk: instantiating %s: %v", tc.plugin, err)
+		return outcome{refused: true, detail: "instantiating: " + err.Error()}
 	}
 	defer plugin.Close(ctx)
 	rc, out, err := plugin.Call(p.export, p.input)
@@ -505,7 +523,11 @@ func (c *corpus) loader(t *testing.T, tc testCase) outcome {
 	}
 	c.mu.Unlock()
 	if l.err != nil {
-		t.Fatalf("loading %s with its sidecar: %v", tc.plugin, l.err)
+		var le *wasmtool.LoadError
+		if !errors.As(l.err, &le) {
+			t.Fatalf("loading %s with its sidecar: %v is no *wasmtool.LoadError", tc.plugin, l.err)
+		}
+		return outcome{refused: true, detail: l.err.Error()}
 	}
 	s, ok := l.tool.Service(tc.code)
 	if !ok {
@@ -583,6 +605,10 @@ func (c *corpus) cli(t *testing.T, tc testCase) outcome {
 		}
 		if err := json.Unmarshal(stdout.Bytes(), &e); err != nil {
 			t.Fatal(err)
+		}
+		if e.Code == string(toolerr.UnknownTool) {
+			// The folder holds this plugin alone: its module was refused.
+			return outcome{refused: true, detail: "unknown_tool; " + strings.TrimSpace(stderr.String())}
 		}
 		return outcome{code: e.Code, message: e.Message}
 	}
@@ -700,21 +726,54 @@ func (s *liveServer) post(t *testing.T, path string, body any) (int, []byte) {
 	return resp.StatusCode, ans
 }
 
+func (s *liveServer) get(t *testing.T, path string) []byte {
+	t.Helper()
+	req, err := http.NewRequest("GET", s.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// refusal returns the refusal diagnostics list for the module of plugin,
+// or fails the test when they list none: a tool missing from the server
+// is a refused module, or the test is wrong.
+func (s *liveServer) refusal(t *testing.T, plugin string) outcome {
+	t.Helper()
+	var diag struct {
+		Failures []struct {
+			Filename string `json:"filename"`
+			Reason   string `json:"reason"`
+			Detail   string `json:"detail"`
+		} `json:"failures"`
+	}
+	body := s.get(t, "/api/v1/tools/diagnostics")
+	if err := json.Unmarshal(body, &diag); err != nil {
+		t.Fatalf("diagnostics %s: %v", body, err)
+	}
+	for _, f := range diag.Failures {
+		if f.Filename == plugin+".wasm" {
+			return outcome{refused: true, detail: fmt.Sprintf("diagnostics: %s %s/%s", f.Filename, f.Reason, f.Detail)}
+		}
+	}
+	t.Fatalf("the server has no tool of %s.wasm, and diagnostics list no failure of it: %s", plugin, body)
+	return outcome{}
+}
+
 // pin returns the compute item identity of code from the catalogue, or
-// fails with what diagnostics say of it.
+// nil when code is not there.
 func (s *liveServer) pin(t *testing.T, code string) map[string]any {
 	t.Helper()
-	get := func(path string) []byte {
-		req, _ := http.NewRequest("GET", s.url+path, nil)
-		req.Header.Set("Authorization", "Bearer "+s.token)
-		resp, err := s.client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return b
-	}
 	var cat struct {
 		Items []struct {
 			ToolCode              string `json:"tool_code"`
@@ -723,7 +782,7 @@ func (s *liveServer) pin(t *testing.T, code string) map[string]any {
 			SchemaFingerprint     string `json:"schema_fingerprint"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(get("/api/v1/tools/catalog"), &cat); err != nil {
+	if err := json.Unmarshal(s.get(t, "/api/v1/tools/catalog"), &cat); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range cat.Items {
@@ -732,7 +791,6 @@ func (s *liveServer) pin(t *testing.T, code string) map[string]any {
 				"implementation_version": d.ImplementationVersion, "schema_fingerprint": d.SchemaFingerprint}
 		}
 	}
-	t.Fatalf("%s is not in the catalogue; diagnostics: %s", code, get("/api/v1/tools/diagnostics"))
 	return nil
 }
 
@@ -742,6 +800,9 @@ func (c *corpus) compute(t *testing.T, tc testCase) outcome {
 	t.Helper()
 	s := c.server(t)
 	item := s.pin(t, tc.code)
+	if item == nil {
+		return s.refusal(t, tc.plugin)
+	}
 	item["correlation_id"] = "c1"
 	item["parameters"] = json.RawMessage(tc.params)
 	status, body := s.post(t, "/api/v1/tools/compute", map[string]any{"request_id": "r1", "items": []any{item}})
@@ -777,6 +838,11 @@ func (c *corpus) run(t *testing.T, tc testCase) outcome {
 	t.Helper()
 	s := c.server(t)
 	status, body := s.post(t, "/api/v1/tools/"+tc.code+"/run", map[string]any{"input": json.RawMessage(tc.params)})
+	if status == http.StatusNotFound {
+		o := s.refusal(t, tc.plugin)
+		o.detail = fmt.Sprintf("run route %d, %s", status, o.detail)
+		return o
+	}
 	if status != http.StatusOK {
 		t.Fatalf("run route: %d %s", status, body)
 	}
