@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/executor"
@@ -273,6 +274,7 @@ func (a *App) Batch(ctx context.Context, o Origin, principal string, items []exe
 	}
 	for i := range res.Results {
 		r := &res.Results[i]
+		a.dropMessage(o, r)
 		var d time.Duration
 		if r.Metrics.TotalMS != nil {
 			d = time.Duration(*r.Metrics.TotalMS * float64(time.Millisecond))
@@ -280,6 +282,31 @@ func (a *App) Batch(ctx context.Context, o Origin, principal string, items []exe
 		a.count(r.ToolCode, r, d)
 	}
 	return res, nil
+}
+
+// maxLoggedMessage bounds the tool message a log record keeps.
+const maxLoggedMessage = 512
+
+// dropMessage takes a tool's own error message out of a compute item's
+// outcome: the seed-000 sanitizer omits raw messages, so a batch answers
+// the code, retryable and the bounded issues alone (docs/errors.md). The
+// message goes to the log, bounded, for the operator. The ADR-027 run
+// route does not come here and keeps it.
+func (a *App) dropMessage(o Origin, r *executor.ItemResult) {
+	if r.Error == nil || r.Error.Message == "" {
+		return
+	}
+	msg := r.Error.Message
+	if len(msg) > maxLoggedMessage {
+		msg = strings.ToValidUTF8(msg[:maxLoggedMessage], "")
+	}
+	if a.log != nil {
+		a.log.Info("tool error message withheld from the compute answer", "request_id", o.RequestID,
+			"correlation_id", r.CorrelationID, "tool", r.ToolCode, "code", string(r.Error.Code), "message", msg)
+	}
+	e := *r.Error // the executor's error may be shared; the answer gets its own copy
+	e.Message = ""
+	r.Error = &e
 }
 
 // count counts one finished item of tool in the metrics.

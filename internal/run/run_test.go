@@ -82,6 +82,12 @@ type rig struct {
 
 func newRig(t *testing.T, g *guard.Guard) *rig {
 	t.Helper()
+	return newLoggedRig(t, g, nil)
+}
+
+// newLoggedRig is newRig with the application layer's log going to logger.
+func newLoggedRig(t *testing.T, g *guard.Guard, logger *slog.Logger) *rig {
+	t.Helper()
 	ctx := context.Background()
 	echoDecl := declaration(t, &guest.Service[echoIn, echoOut]{
 		Code: "echo", Name: "Echo", Description: "Echoes, for tests.", Texts: texts("Echo"),
@@ -119,7 +125,7 @@ func newRig(t *testing.T, g *guard.Guard) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ex.Shutdown(ctx) })
-	app, err := run.New(run.Config{Snapshot: reg.Snapshot, Executor: ex, Guard: g})
+	app, err := run.New(run.Config{Snapshot: reg.Snapshot, Executor: ex, Guard: g, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,6 +276,41 @@ func TestPrepareBatch(t *testing.T) {
 	}
 	if res.SuccessCount != 1 || res.Results[3].Error.Code != toolerr.UnknownTool || res.Results[1].ExecutionID != "" {
 		t.Fatalf("batch: %+v", res)
+	}
+}
+
+// TestBatchWithholdsToolMessage: a compute item's tool error answers its
+// code, retryable and issues, never the tool's raw text (seed 000's
+// sanitizer); the text goes to the log. The run route keeps it (TestSync).
+func TestBatchWithholdsToolMessage(t *testing.T) {
+	var logged strings.Builder
+	r := newLoggedRig(t, nil, slog.New(slog.NewTextHandler(&logged, nil)))
+	snap := r.snap()
+	svc, _ := snap.Service("echo")
+	d := svc.Definition
+	items := r.app.PrepareBatch(snap, []run.BatchItem{
+		{CorrelationID: "fail", ToolCode: "echo", ContractVersion: d.ContractVersion, ImplementationVersion: d.ImplementationVersion,
+			SchemaFingerprint: d.Fingerprint, Parameters: decode(t, `{"operation":"echo","text":"fail"}`)},
+	})
+	res, err := r.app.Batch(context.Background(), run.Origin{RequestID: "b"}, "p:user:1", items, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Results[0].Error
+	if e == nil || e.Code != toolerr.InvalidParameters || e.Retryable || e.Message != "" {
+		t.Fatalf("compute item error: %+v", e)
+	}
+	b, err := res.AppendJSON(nil)
+	if err != nil || strings.Contains(string(b), "echoes") || strings.Contains(string(b), `"message"`) {
+		t.Fatalf("compute answer carries the message: %s %v", b, err)
+	}
+	if !strings.Contains(logged.String(), "fail is not a text this tool echoes") {
+		t.Fatalf("the message is not in the log: %s", logged.String())
+	}
+	// The same tool error on the run route keeps its message.
+	sync, err := r.app.Sync(context.Background(), run.Origin{}, svc, decode(t, `{"operation":"echo","text":"fail"}`), time.Now())
+	if err != nil || sync.Error == nil || sync.Error.Message == "" {
+		t.Fatalf("run route: %+v %v", sync, err)
 	}
 }
 
