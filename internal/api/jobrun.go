@@ -114,7 +114,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 		}
 		held = true
 	}
-	job, ok := s.submit(c, svc, jobInput, refs, files)
+	job, ok := s.submit(c, ad, svc, jobInput, refs, files)
 	if !ok {
 		return
 	}

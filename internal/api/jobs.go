@@ -130,7 +130,7 @@ func (s *Server) submitJob(c *gin.Context) {
 	if mp != nil {
 		files = mp.uploads(fileNames(svc), maxFileBytes(svc))
 	}
-	job, ok := s.submit(c, svc, req.Input, req.References, files)
+	job, ok := s.submit(c, ad, svc, req.Input, req.References, files)
 	if !ok {
 		ad.Release()
 		return
@@ -188,9 +188,19 @@ func fileNames(svc *registry.Service) []string {
 // and size limit applying. The input is checked against the tool's input
 // schema first, as the job will run it (each file input standing in as an
 // empty string): an input the tool would refuse is refused before any job
-// exists. On a refusal it writes the problem.
-func (s *Server) submit(c *gin.Context, svc *registry.Service, input map[string]any, refs []contracts.FileReference,
-	files iter.Seq2[jobs.Upload, error]) (*jobs.Job, bool) {
+// exists. On a refusal it writes the problem and gives ad's cost back
+// (ad.Refund): a refusal before the tool runs — a file of a refused type
+// or over its size, an input or reference the job cannot take — costs
+// nothing. A body that stopped arriving or broke the transport's bounds
+// keeps its cost: that reading is the load the quota bounds.
+func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service, input map[string]any, refs []contracts.FileReference,
+	files iter.Seq2[jobs.Upload, error]) (_ *jobs.Job, ok bool) {
+	bodyRefused := false
+	defer func() {
+		if !ok && !bodyRefused {
+			ad.Refund()
+		}
+	}()
 	provided := func(name string) bool {
 		// A multipart body may upload any file input; a JSON one gives
 		// only its references.
@@ -232,7 +242,7 @@ func (s *Server) submit(c *gin.Context, svc *registry.Service, input map[string]
 	if err != nil {
 		// An upload that stopped arriving, or a part over its bound, is
 		// the body's refusal; the jobs subsystem left no job and no file.
-		if !s.formRefused(c) {
+		if bodyRefused = s.formRefused(c); !bodyRefused {
 			s.jobsProblem(c, err)
 		}
 		return nil, false

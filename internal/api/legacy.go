@@ -2,10 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"iter"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -28,6 +30,36 @@ import (
 // LegacySunset is when the legacy routes may go.
 const LegacySunset = "Thu, 31 Dec 2026 23:59:59 GMT"
 
+// LegacyDeprecated is when ADR-027 deprecated the legacy routes (it was
+// accepted on 2026-09-23), the date of RFC 9745's form of the Deprecation
+// field.
+var LegacyDeprecated = time.Date(2026, 9, 23, 0, 0, 0, 0, time.UTC)
+
+// ParseDeprecation returns the Deprecation field value a setting names:
+// "true" (ADR-027's value, the default), "rfc9745" (RFC 9745's
+// "@<unix seconds>" of LegacyDeprecated), "@<unix seconds>", or a date
+// (2006-01-02) or RFC 3339 time, written in RFC 9745's form. Anything else
+// is an error naming the forms.
+func ParseDeprecation(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "", "true":
+		return "true", nil
+	case "rfc9745":
+		return "@" + strconv.FormatInt(LegacyDeprecated.Unix(), 10), nil
+	}
+	if n, ok := strings.CutPrefix(s, "@"); ok {
+		if v, err := strconv.ParseInt(n, 10, 64); err == nil && v >= 0 {
+			return "@" + strconv.FormatInt(v, 10), nil
+		}
+	} else if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return "@" + strconv.FormatInt(t.Unix(), 10), nil
+	} else if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return "@" + strconv.FormatInt(t.Unix(), 10), nil
+	}
+	return "", fmt.Errorf("the Deprecation value %q is none of true, rfc9745, @<unix seconds>, a date (2006-01-02) or an RFC 3339 time", s)
+}
+
 // legacyPrefixes are the legacy API roots.
 var legacyPrefixes = []string{"/api/process", "/api/net", "/api/dev"}
 
@@ -46,7 +78,7 @@ type legacyMatch struct {
 
 func (s *Server) legacy(c *gin.Context) {
 	start := time.Now()
-	c.Header("Deprecation", "true")
+	c.Header("Deprecation", s.cfg.Deprecation)
 	c.Header("Sunset", LegacySunset)
 	c.Header("Link", "</api/v1/tools>; rel=\"successor-version\"")
 	path := strings.TrimSuffix(c.Request.URL.Path, "/")
@@ -267,7 +299,7 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, input map[stri
 	if mp != nil {
 		files = mp.uploads(fileNames(svc), maxFileBytes(svc))
 	}
-	job, ok := s.submit(c, svc, jobInput, refs, files)
+	job, ok := s.submit(c, ad, svc, jobInput, refs, files)
 	if !ok {
 		ad.Release()
 		return

@@ -91,6 +91,19 @@ type Decision struct {
 	// Limits are the rate-limit fields of the quotas and throttles
 	// consulted, whatever the decision.
 	Limits RateLimits
+	// refund gives back the units an allowed run spent (Refund).
+	refund func()
+}
+
+// Refund gives back the quota and throttle units an allowed decision
+// spent, for a run refused before its tool ran (a refusal before the tool
+// runs costs nothing). The concurrency slots are not touched: they are
+// the release function's. It is safe to call more than once, and on a
+// refused decision (which spent nothing).
+func (d Decision) Refund() {
+	if d.refund != nil {
+		d.refund()
+	}
 }
 
 // RateLimits are the values of the RateLimit-Policy and RateLimit fields
@@ -157,7 +170,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	}
 	fits := cost <= a.Burst
 	if fits {
-		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy(class, a))
+		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy(class, a, UnitCost))
 	} else if ad.refuse(ReasonCostExceedsAllowance, 0) {
 		return ad.done()
 	}
@@ -190,7 +203,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 			ad.taken = append(ad.taken, t.Undo)
 			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField(class, t.Remaining, t.Reset))
 		default:
-			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField(class, t.Remaining, t.Reset))
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, refusedField(class, t.RetryAfter))
 			if ad.refuse(ReasonQuotaExceeded, t.RetryAfter) {
 				return ad.done()
 			}
@@ -200,7 +213,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	// Per-target throttle, across all callers.
 	if req.PerTargetPerMinute > 0 && req.Target != "" {
 		ta := Allowance{Burst: req.PerTargetPerMinute, PerMinute: req.PerTargetPerMinute}
-		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy("target", ta))
+		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy("target", ta, UnitRequest))
 		t, err := g.cfg.Limiter.Take(ctx, "t\x00"+req.Tool+"\x00"+NormalizeTarget(req.Target), ta, 1, now)
 		switch {
 		case err != nil:
@@ -208,7 +221,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 			ad.taken = append(ad.taken, t.Undo)
 			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField("target", t.Remaining, t.Reset))
 		default:
-			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField("target", t.Remaining, t.Reset))
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, refusedField("target", t.RetryAfter))
 			if ad.refuse(ReasonThrottled, t.RetryAfter) {
 				return ad.done()
 			}
@@ -253,6 +266,15 @@ func (ad *admission) done() (Decision, func()) {
 		}
 		return ad.d, func() {}
 	}
+	var refundOnce sync.Once
+	taken := ad.taken
+	ad.d.refund = func() {
+		refundOnce.Do(func() {
+			for _, u := range taken {
+				u()
+			}
+		})
+	}
 	var once sync.Once
 	undo := ad.undo
 	return ad.d, func() {
@@ -276,14 +298,31 @@ func retrySeconds(d time.Duration) int {
 	return max(int(s), 1)
 }
 
-// policy is a RateLimit-Policy item: the quota q in cost units and the
+// The quota units of the RateLimit-Policy items (the draft's qu
+// parameter, whose default is "request"): a quota class counts each run's
+// cost, so its numbers are cost units, not requests; a per-target
+// throttle counts runs, one a request.
+const (
+	UnitCost    = "cost-units"
+	UnitRequest = "request"
+)
+
+// policy is a RateLimit-Policy item: the quota q in units qu and the
 // window w in seconds it takes to refill it.
-func policy(name string, a Allowance) string {
+func policy(name string, a Allowance, unit string) string {
 	w := 60
 	if a.PerMinute > 0 {
 		w = int(math.Ceil(float64(a.Burst) * 60 / float64(a.PerMinute)))
 	}
-	return rateItem(name, ";q=", a.Burst, ";w=", w)
+	return rateItem(name, ";q=", a.Burst, ";w=", w, unit)
+}
+
+// refusedField is the RateLimit item of the bucket that refused a run:
+// nothing usable remains for it (r=0) and t is the Retry-After the answer
+// carries (the seconds until the run's cost is back, rounded up, at least
+// 1), so that the two fields agree (the draft's §6 on Retry-After).
+func refusedField(name string, retry time.Duration) string {
+	return rateItem(name, ";r=", 0, ";t=", retrySeconds(retry), "")
 }
 
 // limitField is a RateLimit item: r units remaining, t seconds until the
@@ -293,18 +332,23 @@ func limitField(name string, remaining int, reset time.Duration) string {
 	if reset > 0 {
 		t = int(math.Ceil(reset.Seconds()))
 	}
-	return rateItem(name, ";r=", remaining, ";t=", t)
+	return rateItem(name, ";r=", remaining, ";t=", t, "")
 }
 
-// rateItem is `"name"` k1 v1 k2 v2, as fmt's "%q%s%d%s%d" would write it,
-// in one allocation: it is on the path of every admitted run.
-func rateItem(name, k1 string, v1 int, k2 string, v2 int) string {
-	b := make([]byte, 0, len(name)+len(k1)+len(k2)+24)
+// rateItem is `"name"` k1 v1 k2 v2, and `;qu="unit"` when unit is not
+// empty, as fmt's "%q%s%d%s%d;qu=%q" would write it, in one allocation: it
+// is on the path of every admitted run.
+func rateItem(name, k1 string, v1 int, k2 string, v2 int, unit string) string {
+	b := make([]byte, 0, len(name)+len(k1)+len(k2)+len(unit)+32)
 	b = strconv.AppendQuote(b, name)
 	b = append(b, k1...)
 	b = strconv.AppendInt(b, int64(v1), 10)
 	b = append(b, k2...)
 	b = strconv.AppendInt(b, int64(v2), 10)
+	if unit != "" {
+		b = append(b, ";qu="...)
+		b = strconv.AppendQuote(b, unit)
+	}
 	return string(b)
 }
 

@@ -19,6 +19,17 @@ type Admission struct {
 	// Limits are the rate-limit fields of the quotas consulted.
 	Limits  guard.RateLimits
 	release func()
+	refund  func()
+}
+
+// Refund gives back the quota cost the run spent, for a run refused
+// before its tool ran: a refused upload, an input or a reference the job
+// cannot take. It does not release the slots (Release does). It is safe
+// to call more than once, and on a nil Admission.
+func (a *Admission) Refund() {
+	if a != nil && a.refund != nil {
+		a.refund()
+	}
 }
 
 // Release frees the run's concurrency slots. It is safe to call more than
@@ -91,7 +102,7 @@ func (a *App) decide(ctx context.Context, o Origin, req guard.Request) (*Admissi
 		}
 		m.CountQuotaDecision(d.Class, d.Column, decision)
 	}
-	return &Admission{Limits: d.Limits, release: release}, nil
+	return &Admission{Limits: d.Limits, release: release, refund: d.Refund}, nil
 }
 
 // AdmitBatch admits a seed-000 compute batch (PrepareBatch's items)
