@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/toolhost/toolhost/internal/api"
 	"github.com/toolhost/toolhost/internal/engines"
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/server"
@@ -44,6 +45,7 @@ func runServe(args []string, stderr io.Writer) error {
 	spares := o.Int("spare-workers")
 	shutdown := o.Duration("shutdown-timeout")
 	drainDelay := o.Duration("drain-delay")
+	deprecationSetting := o.String("deprecation")
 	rest, err := o.parse(args, false)
 	if err != nil {
 		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
@@ -56,6 +58,10 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	if *spares < 0 {
 		return fmt.Errorf("%w: --spare-workers is negative", errUsage)
+	}
+	deprecation, err := api.ParseDeprecation(*deprecationSetting)
+	if err != nil {
+		return fmt.Errorf("%w: --deprecation: %v", errUsage, err)
 	}
 	mode, err := guard.ParseMode(*guardMode)
 	if err != nil {
@@ -103,7 +109,8 @@ func runServe(args []string, stderr io.Writer) error {
 		ToolsDir: tf.toolsDir, DataDir: data.dataDir, CacheDir: tf.cacheDir, Logger: log,
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
 		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay, LogLevel: level,
-		Loading: server.LoadingConfig{Background: true},
+		Deprecation: deprecation,
+		Loading:     server.LoadingConfig{Background: true},
 	})
 	if err != nil {
 		return err

@@ -79,6 +79,10 @@ type Config struct {
 	// diagnostics (supervisor.Supervisor.Stats); nil, or a report without
 	// spare workers, leaves them out.
 	NativeWorkers func() supervisor.Stats
+	// Deprecation is the value of the legacy routes' Deprecation field:
+	// ADR-027's "true" when empty, or RFC 9745's "@<unix seconds>" (see
+	// ParseDeprecation).
+	Deprecation string
 }
 
 // Server is the HTTP surface. Create it with New.
@@ -114,6 +118,9 @@ func New(cfg Config) *Server {
 		if _, err := rand.Read(s.ownerKey); err != nil {
 			panic(fmt.Sprintf("api: no randomness: %v", err))
 		}
+	}
+	if s.cfg.Deprecation == "" {
+		s.cfg.Deprecation = "true"
 	}
 	s.platform = policy.DefaultPlatform()
 	if cfg.Run != nil {

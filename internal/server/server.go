@@ -50,6 +50,11 @@ import (
 // DatabaseFile is the SQLite database's name in the data folder.
 const DatabaseFile = "toolhost.db"
 
+// ScratchDir is the folder in the data folder under which each native
+// item gets its scratch folder (supervisor.Config.ScratchDir), unless the
+// supervisor's configuration names another.
+const ScratchDir = "scratch"
+
 // Config configures a process. The zero value of every field but DataDir
 // is a usable default.
 type Config struct {
@@ -101,6 +106,10 @@ type Config struct {
 	// the listener at once; `serve` sets DefaultDrainDelay. Shutdown
 	// spends at most half of its drain on it.
 	DrainDelay time.Duration
+	// Deprecation is the legacy routes' Deprecation field (api.Config's):
+	// "true" when empty, or RFC 9745's "@<unix seconds>"
+	// (api.ParseDeprecation).
+	Deprecation string
 }
 
 // DefaultDrainDelay is the DrainDelay of `serve` (--drain-delay): about
@@ -252,9 +261,15 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	case ld.Wait <= 0:
 		ld.Wait = DefaultLoadWait
 	}
+	sup := cfg.Supervisor
+	if sup.ScratchDir == "" {
+		// Each native item's scratch folder lives under the data folder
+		// (docs/supervisor.md, "Scratch folders").
+		sup.ScratchDir = filepath.Join(cfg.DataDir, ScratchDir)
+	}
 	tools, err := OpenTools(ctx, ToolsConfig{
 		Dir: cfg.ToolsDir, CacheDir: cfg.CacheDir, Platform: cfg.Platform,
-		Natives: cfg.Natives, Supervisor: cfg.Supervisor, ProbeAllow: cfg.ProbeAllow,
+		Natives: cfg.Natives, Supervisor: sup, ProbeAllow: cfg.ProbeAllow,
 		Loading: ld, Rescan: cfg.Rescan, Settle: cfg.Settle, Logger: cfg.Logger,
 		Tiered: !ld.Untiered, LogLevel: cfg.LogLevel,
 	})
@@ -327,6 +342,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Version:       cfg.Version,
 		Logger:        cfg.Logger,
 		NativeWorkers: nativeWorkers(s.supervisor),
+		Deprecation:   cfg.Deprecation,
 	})
 	// The API serves /metrics too (api.Config.Metrics), with HEAD, 405 and
 	// request ids like every route.
