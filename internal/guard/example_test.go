@@ -32,6 +32,6 @@ func Example() {
 	fmt.Println(d.Allowed, d.Reason, d.Reason.Retryable())
 	// Output:
 	// anonymous ip:2001:db8:1:2::/64
-	// true "tools-solve";q=10;w=300 "tools-solve";r=6;t=120
+	// true "tools-solve";q=10;w=300;qu="cost-units" "tools-solve";r=6;t=120
 	// false unauthenticated false
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,12 +107,17 @@ func TestRetryAfterThenAllowed(t *testing.T) {
 	c := anon("198.51.100.7")
 	req := Request{QuotaClass: "work", Cost: 3, Anonymous: true}
 	d, _ := g.Admit(context.Background(), c, req)
-	if !d.Allowed || first(d.Limits.Policy) != `"work";q=3;w=90` || first(d.Limits.Limit) != `"work";r=0;t=90` {
+	if !d.Allowed || first(d.Limits.Policy) != `"work";q=3;w=90;qu="cost-units"` || first(d.Limits.Limit) != `"work";r=0;t=90` {
 		t.Fatalf("first: %+v", d)
 	}
 	d, _ = g.Admit(context.Background(), c, req)
 	if d.Allowed || d.Reason != ReasonQuotaExceeded || !d.Reason.Retryable() {
 		t.Fatalf("second: %+v", d)
+	}
+	// On a refusal the RateLimit item agrees with Retry-After: nothing
+	// usable remains and t is the retry (issue 16, item 16).
+	if want := fmt.Sprintf(`"work";r=0;t=%d`, d.RetryAfterSeconds); first(d.Limits.Limit) != want {
+		t.Fatalf("second: RateLimit %q, want %q", first(d.Limits.Limit), want)
 	}
 	// 3 units at 2 a minute: 90 s.
 	if d.RetryAfterSeconds != 90 || first(d.Limits.Policy) == "" {
@@ -293,7 +299,8 @@ func TestPerTargetThrottleAcrossCallers(t *testing.T) {
 	if d.Allowed || d.Reason != ReasonThrottled || d.RetryAfterSeconds != 30 {
 		t.Fatalf("third: %+v", d)
 	}
-	if !strings.Contains(strings.Join(d.Limits.Policy, ","), `"target";q=2;w=60`) {
+	if !strings.Contains(strings.Join(d.Limits.Policy, ","), `"target";q=2;w=60;qu="request"`) ||
+		!slices.Contains(d.Limits.Limit, `"target";r=0;t=30`) {
 		t.Fatalf("limits %v", d.Limits)
 	}
 	if d, _ := g.Admit(context.Background(), b, req("example.org")); !d.Allowed {

@@ -8,8 +8,8 @@ import (
 )
 
 // TestRateItem: the RateLimit and RateLimit-Policy items are written
-// without fmt, byte for byte as "%q;q=%d;w=%d" and "%q;r=%d;t=%d" write
-// them, names that need quoting included.
+// without fmt, byte for byte as "%q;q=%d;w=%d;qu=%q" and "%q;r=%d;t=%d"
+// write them, names that need quoting included.
 func TestRateItem(t *testing.T) {
 	for _, name := range []string{ClassRun, "target", "", `a"b`, "é\x00\n", "tools-\u2028"} {
 		for _, a := range []Allowance{{Burst: 600, PerMinute: 300}, {Burst: 0, PerMinute: 0}, {Burst: math.MaxInt32, PerMinute: 7}} {
@@ -17,7 +17,7 @@ func TestRateItem(t *testing.T) {
 			if a.PerMinute > 0 {
 				w = int(math.Ceil(float64(a.Burst) * 60 / float64(a.PerMinute)))
 			}
-			if got, want := policy(name, a), fmt.Sprintf("%q;q=%d;w=%d", name, a.Burst, w); got != want {
+			if got, want := policy(name, a, UnitCost), fmt.Sprintf("%q;q=%d;w=%d;qu=%q", name, a.Burst, w, UnitCost); got != want {
 				t.Errorf("policy(%q, %+v) = %s, want %s", name, a, got, want)
 			}
 		}
