@@ -7,6 +7,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -45,6 +46,7 @@ type jobFile struct {
 	Owner   string `json:"owner"`
 	Expires string `json:"expires"`
 	URL     string `json:"url"`
+	Expired bool   `json:"expired,omitempty"`
 }
 
 // signedURLTTL is the longest a signed URL is asked for; the jobs
@@ -66,7 +68,10 @@ var cancelledError = toolerr.Raised("cancelled", true)
 
 // document maps a job to its tools.job@1 document, for its owner. Its
 // files are the job's result files that have an expiry (every output once
-// the job finished), each with a signed download URL.
+// the job finished), each with a signed download URL. A file past its
+// expiry (not yet swept) is listed expired, with its owner route as its
+// URL, which answers 410: only the files expire, the document stays
+// readable until the job's own retention ends (issue 16, item 4).
 func (s *Server) document(ctx context.Context, job *jobs.Job) (*jobDoc, error) {
 	d := &jobDoc{
 		ID: job.ID, Type: job.Type, State: job.State, Input: job.Input, Result: job.Result, Error: job.Error,
@@ -100,13 +105,18 @@ func (s *Server) document(ctx context.Context, job *jobs.Job) (*jobDoc, error) {
 			continue
 		}
 		url, _, err := s.cfg.Jobs.SignedURL(ctx, job.ID, f.Name, job.Owner, signedURLTTL)
-		if err != nil {
+		expired := errors.Is(err, jobs.ErrExpired)
+		switch {
+		case expired:
+			url = contracts.JobLocation(job.ID) + "/files/" + f.Name
+		case err != nil:
 			return nil, err
 		}
 		bytes := f.SizeBytes
 		d.Files = append(d.Files, jobFile{Name: f.Name, Type: f.MediaType, Bytes: bytes, Owner: job.Owner,
-			Expires: rfc3339(*f.ExpiresAt), URL: url})
-		d.files = append(d.files, contracts.File{Name: f.Name, URL: url, Expires: rfc3339(*f.ExpiresAt), Type: f.MediaType, Bytes: &bytes})
+			Expires: rfc3339(*f.ExpiresAt), URL: url, Expired: expired})
+		d.files = append(d.files, contracts.File{Name: f.Name, URL: url, Owner: job.Owner, Expires: rfc3339(*f.ExpiresAt),
+			Type: f.MediaType, Bytes: &bytes, Expired: expired})
 	}
 	return d, nil
 }

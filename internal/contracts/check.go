@@ -245,8 +245,8 @@ func CheckList(l ToolList) []Finding {
 // CheckRun applies the run rules of ADR-027's acceptance tests to a
 // tools.run@1 document: a run that shows files names its job, and its files
 // are exactly the job's — jobFiles, the files of the job r names as the
-// jobs API shows them (nil when r names none) — compared by name and
-// expiry, in any order (a signed download URL may be signed anew for each
+// jobs API shows them (nil when r names none) — compared by name, owner
+// and expiry, in any order (a signed download URL may be signed anew for each
 // answer).
 func CheckRun(r Run, jobFiles []File) []Finding {
 	var fs []Finding
@@ -254,7 +254,7 @@ func CheckRun(r Run, jobFiles []File) []Finding {
 		fs = append(fs, Finding{Code: FindingRunFilesWithoutJob, Path: "/files", Detail: "file output through the API comes from a job"})
 	}
 	if r.Job != nil && r.Status.Finished() {
-		key := func(f File) string { return f.Name + "\x00" + f.Expires }
+		key := func(f File) string { return f.Name + "\x00" + f.Owner + "\x00" + f.Expires }
 		got := make([]string, len(r.Files))
 		for i, f := range r.Files {
 			got[i] = key(f)

@@ -176,7 +176,7 @@ func TestTierWord(t *testing.T) {
 
 func TestCheckRun(t *testing.T) {
 	exp := "2026-12-01T10:00:00Z"
-	jobFiles := []contracts.File{{Name: "out.pdf", URL: "/api/v1/jobs/j1/files/out.pdf", Expires: exp}}
+	jobFiles := []contracts.File{{Name: "out.pdf", URL: "/api/v1/jobs/j1/files/out.pdf", Owner: "alice", Expires: exp}}
 	job := &contracts.JobLink{ID: "j1", Location: contracts.JobLocation("j1")}
 	tests := []struct {
 		name     string
@@ -186,12 +186,15 @@ func TestCheckRun(t *testing.T) {
 	}{
 		{name: "sync run", run: contracts.Run{ID: "r1", Tool: "slug", Status: contracts.RunSucceeded, Result: map[string]any{"text": "a"}}},
 		{name: "job run with the job's files", jobFiles: jobFiles, run: contracts.Run{ID: "j1", Tool: "pdf_protect", Status: contracts.RunSucceeded,
-			Result: map[string]any{}, Job: job, Files: []contracts.File{{Name: "out.pdf", URL: "/signed?x=1", Expires: exp}}}},
+			Result: map[string]any{}, Job: job, Files: []contracts.File{{Name: "out.pdf", URL: "/signed?x=1", Owner: "alice", Expires: exp}}}},
+		{name: "a file of another owner", jobFiles: jobFiles, run: contracts.Run{ID: "j1", Tool: "pdf_protect", Status: contracts.RunSucceeded,
+			Result: map[string]any{}, Job: job, Files: []contracts.File{{Name: "out.pdf", URL: "/signed?x=1", Owner: "bob", Expires: exp}}},
+			want: []string{contracts.FindingRunFiles}},
 		{name: "queued run", jobFiles: nil, run: contracts.Run{ID: "j1", Tool: "pdf_protect", Status: contracts.RunQueued, Job: job}},
 		{name: "files without a job", run: contracts.Run{ID: "r1", Tool: "slug", Status: contracts.RunSucceeded, Result: map[string]any{},
 			Files: jobFiles}, want: []string{contracts.FindingRunFilesWithoutJob}},
 		{name: "a file the job lacks", jobFiles: jobFiles, run: contracts.Run{ID: "j1", Tool: "pdf_protect", Status: contracts.RunSucceeded,
-			Result: map[string]any{}, Job: job, Files: append(slices.Clone(jobFiles), contracts.File{Name: "x.pdf", URL: "/x", Expires: exp})},
+			Result: map[string]any{}, Job: job, Files: append(slices.Clone(jobFiles), contracts.File{Name: "x.pdf", URL: "/x", Owner: "alice", Expires: exp})},
 			want: []string{contracts.FindingRunFiles}},
 		{name: "a job file the run lacks", jobFiles: jobFiles, run: contracts.Run{ID: "j1", Tool: "pdf_protect", Status: contracts.RunSucceeded,
 			Result: map[string]any{}, Job: job}, want: []string{contracts.FindingRunFiles}},

@@ -71,7 +71,10 @@ func TestDocuments(t *testing.T) {
 			"files":[{"name":"a.pdf","url":"/u","expires":"2026-12-01T00:00:00Z"}]}`, false},
 		{"job run with files", contracts.RunV1, `{"id":"j1","tool":"pdf_protect","status":"succeeded","result":{"pages":1},
 			"job":{"id":"j1","location":"/api/v1/jobs/j1"},
-			"files":[{"name":"protected.pdf","url":"/api/v1/jobs/j1/files/protected.pdf","expires":"2026-12-01T00:00:00Z","type":"application/pdf","bytes":1234}]}`, true},
+			"files":[{"name":"protected.pdf","url":"/api/v1/jobs/j1/files/protected.pdf","owner":"p:user:1","expires":"2026-12-01T00:00:00Z","type":"application/pdf","bytes":1234}]}`, true},
+		{"job run with a file without its owner", contracts.RunV1, `{"id":"j1","tool":"pdf_protect","status":"succeeded","result":{"pages":1},
+			"job":{"id":"j1","location":"/api/v1/jobs/j1"},
+			"files":[{"name":"protected.pdf","url":"/api/v1/jobs/j1/files/protected.pdf","expires":"2026-12-01T00:00:00Z"}]}`, false},
 		{"run status unknown", contracts.RunV1, `{"id":"x1","tool":"slug","status":"done","result":{}}`, false},
 
 		{"queued job", contracts.JobV1, `{"id":"j1","type":"pdf","tool":"pdf_protect","state":"queued","progress":0,

@@ -69,10 +69,16 @@ func JobLocation(id string) string { return "/api/v1/jobs/" + id }
 type File struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
+	// Owner is the principal that owns the file: the job's owner, the
+	// caller of the run.
+	Owner string `json:"owner"`
 	// Expires is an RFC 3339 time.
 	Expires string `json:"expires"`
 	Type    string `json:"type,omitempty"`
 	Bytes   *int64 `json:"bytes,omitempty"`
+	// Expired is true once the file has passed its expiry: its URL
+	// answers 410.
+	Expired bool `json:"expired,omitempty"`
 }
 
 // The problem codes of refusals before a tool runs, as

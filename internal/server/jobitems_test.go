@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -62,4 +63,74 @@ func TestRefusedUploadCostsNothing(t *testing.T) {
 		part{name: "input", content: input}, part{name: "wait_ms", content: []byte("0")},
 		part{name: "file", content: letter, file: true})
 	problemCode(t, "the run over the allowance", status, h, body, http.StatusTooManyRequests, contracts.ProblemQuotaExceeded)
+}
+
+// TestRunFilesHaveOwner (issue 16, item 6): the files of a finished job
+// run carry their owner, the job's (the caller's principal), as the job
+// document's do, and the run answer passes tools.run@1, which requires it.
+func TestRunFilesHaveOwner(t *testing.T) {
+	r := startConfigured(t, nil, true, func(c *server.Config) {
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+	})
+	status, _, body := r.doMultipart("/api/v1/tools/pdf_protect/run", r.token,
+		part{name: "input", content: []byte(`{"user_password":"open sesame","owner_password":"owner secret"}`)},
+		part{name: "wait_ms", content: []byte("60000")},
+		part{name: "file", content: readPDF(t, "letter_3pages.pdf"), file: true})
+	if status != http.StatusOK {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	checkContract(t, contracts.RunV1, body)
+	var run contracts.Run
+	if err := json.Unmarshal(body, &run); err != nil || run.Status != contracts.RunSucceeded || len(run.Files) != 1 {
+		t.Fatalf("run: %s", body)
+	}
+	job := r.job(run.ID, r.token)
+	if len(job.Files) != 1 || job.Files[0].Owner == "" || run.Files[0].Owner != job.Files[0].Owner {
+		t.Errorf("run file owner %q, job file %+v", run.Files[0].Owner, job.Files)
+	}
+	var jobFiles []contracts.File
+	for _, f := range job.Files {
+		jobFiles = append(jobFiles, contracts.File{Name: f.Name, Owner: f.Owner, Expires: f.Expires})
+	}
+	if f := contracts.CheckRun(run, jobFiles); len(f) != 0 {
+		t.Errorf("CheckRun: %v", f)
+	}
+}
+
+// TestJobReadableAfterFilesExpire (issue 16, item 4): once a job's files
+// have expired, only the files do: the job document still answers 200 with
+// its state and result, listing each file as expired with a URL that
+// answers 410, and its event stream still gives its final state.
+func TestJobReadableAfterFilesExpire(t *testing.T) {
+	clk := &clock{}
+	r := startConfigured(t, nil, true, func(c *server.Config) {
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond, FileTTL: time.Hour, Now: clk.Now}
+	})
+	status, _, body := r.doMultipart("/api/v1/tools/pdf_protect/run", r.token,
+		part{name: "input", content: []byte(`{"user_password":"open sesame","owner_password":"owner secret"}`)},
+		part{name: "wait_ms", content: []byte("0")},
+		part{name: "file", content: readPDF(t, "letter_3pages.pdf"), file: true})
+	var run contracts.Run
+	if err := json.Unmarshal(body, &run); err != nil || (status != http.StatusOK && status != http.StatusAccepted) {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	if d := r.final(run.ID); d.State != "succeeded" || len(d.Files) != 1 || d.Files[0].URL == "" {
+		t.Fatalf("job: %+v", d)
+	}
+	clk.advance(2 * time.Hour)
+	d := r.job(run.ID, r.token) // 200 and tools.job@1, or it fails
+	if d.State != "succeeded" || d.Result["file"] != "file.pdf" {
+		t.Errorf("the job after its files expired: %+v", d)
+	}
+	for _, f := range d.Files { // none once the sweeper ran
+		if !f.Expired || f.URL != "/api/v1/jobs/"+run.ID+"/files/"+f.Name {
+			t.Errorf("an expired file: %+v", f)
+		}
+		status, h, body := r.do("GET", f.URL, r.token, nil)
+		problemCode(t, "an expired file's URL", status, h, body, http.StatusGone, "tools.job.expired")
+	}
+	kinds, data := r.sse(run.ID)
+	if len(kinds) == 0 || kinds[len(kinds)-1] != "state" || !bytes.Contains(data[len(data)-1], []byte(`"succeeded"`)) {
+		t.Errorf("events after expiry: %v", kinds)
+	}
 }

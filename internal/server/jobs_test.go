@@ -109,8 +109,10 @@ type jobDoc struct {
 		Name    string `json:"name"`
 		Type    string `json:"type"`
 		Bytes   int64  `json:"bytes"`
+		Owner   string `json:"owner"`
 		Expires string `json:"expires"`
 		URL     string `json:"url"`
+		Expired bool   `json:"expired"`
 	} `json:"files"`
 	Attempts   int              `json:"attempts"`
 	References []map[string]any `json:"references"`
@@ -281,7 +283,7 @@ func TestJobTools(t *testing.T) {
 	if status == http.StatusOK {
 		var jobFiles []contracts.File
 		for _, f := range job.Files {
-			jobFiles = append(jobFiles, contracts.File{Name: f.Name, Expires: f.Expires})
+			jobFiles = append(jobFiles, contracts.File{Name: f.Name, Owner: f.Owner, Expires: f.Expires})
 		}
 		if f := contracts.CheckRun(run, jobFiles); len(f) != 0 || run.Status != contracts.RunSucceeded {
 			t.Errorf("run %s: %v", body, f)
@@ -478,7 +480,8 @@ func TestJobTools(t *testing.T) {
 				part{name: "other", content: letter, file: true})
 		}, http.StatusUnsupportedMediaType, contracts.ProblemFileType},
 		{"file too large", func() (int, http.Header, []byte) {
-			big := append(bytes.Clone(letter), bytes.Repeat([]byte("%"), 200<<10)...)
+			// Over pdf_to_image's 20 MiB (pdf.MaxRenderFileBytes).
+			big := append(bytes.Clone(letter), bytes.Repeat([]byte("%"), 20<<20)...)
 			return r.doMultipart("/api/v1/jobs", r.token, part{name: "job", content: []byte(`{"type":"pdf","input":{"tool":"render"}}`)},
 				part{name: "file", content: big, file: true})
 		}, http.StatusRequestEntityTooLarge, contracts.ProblemPayloadTooLarge},
