@@ -117,6 +117,11 @@ type Item struct {
 	// parameters (invalid_parameters, input_limit_exceeded). The item
 	// keeps its place, pins and metrics in the batch.
 	Refusal *toolerr.Error
+	// InputValidation is how long the caller's check of Parameters took
+	// (the application layer validates once per run, then sets Checked or
+	// Refusal); nil when it did not check them. It is the item's
+	// input_validation_ms when the engine measured none.
+	InputValidation *time.Duration
 }
 
 // Prompt is implemented by an [Engine] whose Run returns promptly once its

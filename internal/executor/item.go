@@ -46,6 +46,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 
 	if it.Refusal != nil {
 		copied := *it.Refusal
+		res.Metrics.InputValidationMS = arena.phase(it.InputValidation)
 		return fail(&copied)
 	}
 	svc, terr := lookup(r.snap, it.ToolCode)
@@ -105,6 +106,9 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		res.Metrics.OutputValidationMS = arena.phase(out.Phases.OutputValidation)
 		res.Metrics.SerializationMS = arena.phase(out.Phases.Serialization)
 		res.Resources = Resources{Memory: out.Memory, FuelUsed: out.FuelUsed}
+	}
+	if res.Metrics.InputValidationMS == nil {
+		res.Metrics.InputValidationMS = arena.phase(it.InputValidation) // checked before the engine
 	}
 	// Execution runs from lane acquisition until cleanup begins: when the
 	// engine observed its cleanup, that is the end of Run less the cleanup.

@@ -75,8 +75,17 @@ func (a *App) Item(svc *registry.Service, correlationID string, params any) (exe
 	return it, terr
 }
 
-// check fills it's parameters, operation and checked flag from params.
-func (a *App) check(svc *registry.Service, params any, it *executor.Item) *toolerr.Error {
+// check fills it's parameters, operation and checked flag from params,
+// and the duration of the check (an item refused here was validated too,
+// so its input_validation_ms is measured, not null).
+func (a *App) check(svc *registry.Service, params any, it *executor.Item) (terr *toolerr.Error) {
+	start := time.Now()
+	defer func() {
+		if it.Checked || terr != nil {
+			d := time.Since(start)
+			it.InputValidation = &d
+		}
+	}()
 	p := a.cfg.Platform
 	b, err := wire.Encode(params, wire.Limits{MaxBytes: int(p.MaxParameterBytes), MaxDepth: p.MaxJSONDepth})
 	switch {

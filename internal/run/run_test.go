@@ -277,6 +277,15 @@ func TestPrepareBatch(t *testing.T) {
 	if res.SuccessCount != 1 || res.Results[3].Error.Code != toolerr.UnknownTool || res.Results[1].ExecutionID != "" {
 		t.Fatalf("batch: %+v", res)
 	}
+	// The parameters were validated here, once: the success and the
+	// refused item have an input_validation_ms; the items whose parameters
+	// were never checked (a stale pin, an unknown code) have null (issue
+	// 16, item 19).
+	for i, measured := range []bool{true, false, true, false} {
+		if got := res.Results[i].Metrics.InputValidationMS != nil; got != measured {
+			t.Errorf("item %s: input_validation_ms measured %v, want %v", res.Results[i].CorrelationID, got, measured)
+		}
+	}
 }
 
 // TestBatchWithholdsToolMessage: a compute item's tool error answers its

@@ -401,7 +401,19 @@ func TestItemOutcomes(t *testing.T) {
 			out, err := run(t, s, job)
 			wantCode(t, err, tt.code)
 			if out == nil || out.Result != nil || out.Memory == nil {
-				t.Errorf("outcome %+v", out)
+				t.Fatalf("outcome %+v", out)
+			}
+			// A validation phase that ran and refused keeps its duration
+			// (issue 16, item 19).
+			switch tt.code {
+			case toolerr.InvalidParameters, toolerr.InputLimitExceeded:
+				if tt.name != "tool error" && out.Phases.InputValidation == nil {
+					t.Error("input validation refused the item and reports no duration")
+				}
+			case toolerr.InvalidOutput:
+				if out.Phases.OutputValidation == nil {
+					t.Error("output validation refused the item and reports no duration")
+				}
 			}
 			if tt.check != nil {
 				tt.check(t, err)

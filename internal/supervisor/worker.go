@@ -197,16 +197,21 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	}
 
 	start := time.Now()
+	// A validation phase that refuses keeps its duration: it ran.
+	refusedInput := func(e *toolerr.Error) resultFrame {
+		rf.Phases.InputValidation = nanos(time.Since(start))
+		return fail(e)
+	}
 	params := []byte(job.Parameters)
 	if int64(len(params)) > eff.MaxParameterBytes {
-		return fail(toolerr.New(toolerr.InputLimitExceeded))
+		return refusedInput(toolerr.New(toolerr.InputLimitExceeded))
 	}
 	doc, err := wire.Decode(params, wire.Limits{MaxBytes: int(eff.MaxParameterBytes), MaxDepth: wire.DefaultMaxDepth})
 	if err != nil {
 		if errors.Is(err, wire.ErrTooDeep) || errors.Is(err, wire.ErrTooLarge) {
-			return fail(toolerr.New(toolerr.InputLimitExceeded))
+			return refusedInput(toolerr.New(toolerr.InputLimitExceeded))
 		}
-		return fail(toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json")))
+		return refusedInput(toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json")))
 	}
 	if svc.input == nil {
 		return fail(toolerr.New(toolerr.ExecutionFailed))
@@ -214,10 +219,10 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	if err := svc.input.Validate(doc, toolerr.InvalidParameters); err != nil {
 		var te *toolerr.Error
 		errors.As(err, &te)
-		return fail(te)
+		return refusedInput(te)
 	}
 	if op, _ := doc.(map[string]any)["operation"].(string); op != job.Operation {
-		return fail(toolerr.New(toolerr.ExecutionFailed))
+		return refusedInput(toolerr.New(toolerr.ExecutionFailed))
 	}
 	rf.Phases.InputValidation = nanos(time.Since(start))
 
@@ -240,17 +245,21 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	}
 
 	validated := time.Now()
+	refusedOutput := func(e *toolerr.Error) resultFrame {
+		rf.Phases.OutputValidation = nanos(time.Since(validated))
+		return fail(e)
+	}
 	result, err := wire.Decode(out, wire.Limits{MaxBytes: int(eff.MaxResultBytes), MaxDepth: wire.DefaultMaxDepth})
 	if err != nil {
 		if errors.Is(err, wire.ErrTooLarge) {
-			return fail(toolerr.New(toolerr.OutputLimitExceeded))
+			return refusedOutput(toolerr.New(toolerr.OutputLimitExceeded))
 		}
-		return fail(toolerr.New(toolerr.InvalidOutput, toolerr.NewIssue("invalid_json")))
+		return refusedOutput(toolerr.New(toolerr.InvalidOutput, toolerr.NewIssue("invalid_json")))
 	}
 	if err := svc.output.Validate(result, toolerr.InvalidOutput); err != nil {
 		var te *toolerr.Error
 		errors.As(err, &te)
-		return fail(te)
+		return refusedOutput(te)
 	}
 	rf.Phases.OutputValidation = nanos(time.Since(validated))
 

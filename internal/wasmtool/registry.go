@@ -135,12 +135,13 @@ func (m registryModule) Run(ctx context.Context, job engine.Job) (*engine.Outcom
 			OutputValidation: phase(out.OutputValidation),
 			Serialization:    phase(out.Serialization),
 		},
-		Memory: &engine.Memory{Mode: engine.MemoryWASMHard, LimitBytes: m.t.memoryLimit(job.ToolCode, job.Operation)},
 	}
-	// The instance ran when its startup or call was timed.
+	// The instance ran when its startup or call was timed; an item refused
+	// before it (its input) has no sandbox to report.
 	if out.Startup > 0 || out.Compute > 0 {
 		fuel, peak := out.FuelUsed, int64(out.MemoryPeakBytes)
-		o.FuelUsed, o.Memory.PeakBytes = &fuel, &peak
+		o.FuelUsed = &fuel
+		o.Memory = &engine.Memory{Mode: engine.MemoryWASMHard, LimitBytes: m.t.memoryLimit(job.ToolCode, job.Operation), PeakBytes: &peak}
 	}
 	return o, registry.GuestReport{Log: out.Log, Export: out.Export, PluginError: out.PluginError}, err
 }

@@ -109,22 +109,28 @@ func (t *Tool) Run(ctx context.Context, code string, params []byte, dl Deadlines
 	}
 	out := &Outcome{}
 	start := time.Now()
+	// A refusal of the input is a validation phase that ran: it keeps its
+	// duration (an unobserved phase is null, an observed one is not).
+	refused := func(err error) (*Outcome, error) {
+		out.InputValidation = time.Since(start)
+		return out, err
+	}
 
 	// The largest parameter limit of any operation bounds the decoding;
 	// the operation's own limit is checked once it is known.
 	maxParams := s.maxParameterBytes
 	if int64(len(params)) > maxParams {
-		return nil, toolerr.New(toolerr.InputLimitExceeded)
+		return refused(toolerr.New(toolerr.InputLimitExceeded))
 	}
 	doc, err := wire.Decode(params, wire.Limits{MaxBytes: int(maxParams), MaxDepth: wire.DefaultMaxDepth})
 	if err != nil {
 		if errors.Is(err, wire.ErrTooDeep) || errors.Is(err, wire.ErrTooLarge) {
-			return nil, toolerr.New(toolerr.InputLimitExceeded)
+			return refused(toolerr.New(toolerr.InputLimitExceeded))
 		}
-		return nil, toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json"))
+		return refused(toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue("invalid_json")))
 	}
 	if err := s.input.Validate(doc, toolerr.InvalidParameters); err != nil {
-		return nil, err
+		return refused(err)
 	}
 	opName, _ := doc.(map[string]any)["operation"].(string)
 	out.InputValidation = time.Since(start)
@@ -207,13 +213,13 @@ func (t *Tool) call(ctx context.Context, s *Service, code, opName string, params
 
 	validated := time.Now()
 	result, err := resultDocument(op, res.Output, eff.MaxResultBytes)
+	if err == nil {
+		err = s.output.Validate(result, toolerr.InvalidOutput)
+	}
+	out.OutputValidation = time.Since(validated) // refused or not, the phase ran
 	if err != nil {
 		return out, err
 	}
-	if err := s.output.Validate(result, toolerr.InvalidOutput); err != nil {
-		return out, err
-	}
-	out.OutputValidation = time.Since(validated)
 
 	encoded := time.Now()
 	if out.Result, err = wire.Encode(result, wire.Limits{MaxBytes: int(eff.MaxResultBytes)}); err != nil {

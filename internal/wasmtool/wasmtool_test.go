@@ -102,8 +102,12 @@ func TestRunPing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := tool.Run(context.Background(), "ping", []byte(tt.params), wasmtool.Deadlines{}); !isCode(err, tt.code) {
+			out, err := tool.Run(context.Background(), "ping", []byte(tt.params), wasmtool.Deadlines{})
+			if !isCode(err, tt.code) {
 				t.Fatalf("Run = %v, want %s", err, tt.code)
+			}
+			if out == nil || out.InputValidation <= 0 { // the refusing phase ran (issue 16, item 19)
+				t.Fatalf("phases of a refused input: %+v", out)
 			}
 		})
 	}
@@ -118,10 +122,15 @@ func TestOutputLies(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tool.Close(context.Background())
-	_, err = tool.Run(context.Background(), "liar", []byte(`{"operation":"ping"}`), wasmtool.Deadlines{})
+	out, err := tool.Run(context.Background(), "liar", []byte(`{"operation":"ping"}`), wasmtool.Deadlines{})
 	var te *toolerr.Error
 	if !errors.As(err, &te) || te.Code != toolerr.InvalidOutput || te.IssueCount != 1 || te.Issues[0].Code != "type" {
 		t.Fatalf("Run = %+v, want invalid_output with one type issue", err)
+	}
+	// The output validation that refused ran: it has its duration (issue
+	// 16, item 19), and so has the input's.
+	if out == nil || out.OutputValidation <= 0 || out.InputValidation <= 0 {
+		t.Fatalf("phases of a refused output: %+v", out)
 	}
 }
 
