@@ -47,6 +47,27 @@ type Job struct {
 	// Soft and Hard are absolute deadlines. Hard includes the sandbox's
 	// startup; Soft is when checkpoints start telling the tool to stop.
 	Soft, Hard time.Time
+	// Files are the item's input files: a job's files, in the job's own
+	// folder, which the engine opens by path and must never write to
+	// (they may be hard links shared with another job). Nil for an item
+	// without files. Only native engines take them (docs/supervisor.md,
+	// "Files"); the WASM engine has no filesystem.
+	Files []File
+	// OutDir, when not empty, is the job's empty output folder: the
+	// engine writes its output files there, and the result names them.
+	OutDir string
+}
+
+// File is one input file of an item.
+type File struct {
+	// Name is the input's name in the tool's declaration ("file").
+	Name string `json:"name"`
+	// Path is the file's absolute path.
+	Path string `json:"path"`
+	// MediaType is the sniffed media type.
+	MediaType string `json:"media_type"`
+	// SizeBytes is the file's size.
+	SizeBytes int64 `json:"size_bytes"`
 }
 
 // Outcome is what an engine observed of one item.

@@ -122,6 +122,10 @@ type Item struct {
 	// Refusal); nil when it did not check them. It is the item's
 	// input_validation_ms when the engine measured none.
 	InputValidation *time.Duration
+	// Files and OutDir are a job's input files and output folder, handed
+	// to the engine as they are (engine.Job).
+	Files  []engine.File
+	OutDir string
 }
 
 // Prompt is implemented by an [Engine] whose Run returns promptly once its

@@ -91,6 +91,8 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		Checked:     it.Checked,
 		Soft:        laneStart.Add(ms(eff.SoftTimeoutMS)),
 		Hard:        laneStart.Add(ms(eff.HardTimeoutMS)),
+		Files:       it.Files,
+		OutDir:      it.OutDir,
 	}
 	res.ExecutionID = job.ExecutionID
 	end := e.call(r, svc.Runner, job)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -53,6 +54,25 @@ type Call struct {
 	ToolCode, Operation string
 	// Parameters is the parameters document, canonical JSON.
 	Parameters []byte
+	// Files are the item's input files (a job's), by path in the job's
+	// own folder: open them read-only and never write to them. Nil when
+	// the item has none (a compute-route item passes its data in the
+	// parameters).
+	Files []engine.File
+	// OutDir, when not empty, is the job's output folder: write each
+	// output file there and name it in the result, instead of putting
+	// its bytes in the result.
+	OutDir string
+}
+
+// File returns the input file named name, if the item has it.
+func (c Call) File(name string) (engine.File, bool) {
+	for _, f := range c.Files {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return engine.File{}, false
 }
 
 // MissingEngines returns the executables of p not found on PATH.
@@ -75,6 +95,7 @@ type Context struct {
 	soft          time.Time
 	engineTimeout time.Duration
 	claimed       bool
+	scratch       string
 }
 
 // NewContext returns the Context of one execution: ctx ends at the hard
@@ -83,6 +104,21 @@ type Context struct {
 func NewContext(ctx context.Context, executionID string, soft time.Time, engineTimeout time.Duration) *Context {
 	return &Context{ctx: ctx, executionID: executionID, soft: soft, engineTimeout: engineTimeout}
 }
+
+// WithScratchDir sets the item's scratch folder and returns c: the worker
+// calls it with the folder the supervisor made for the item.
+func (c *Context) WithScratchDir(dir string) *Context {
+	c.scratch = dir
+	return c
+}
+
+// ScratchDir returns the folder where the computation keeps its temporary
+// files (make a folder of its own in it with os.MkdirTemp): inside the
+// item's own folder, removed by the supervisor after the item whatever its
+// outcome, so nothing of the caller's data outlives the item. Empty
+// outside a worker (a package's own tests): os.MkdirTemp then uses the
+// system's temporary folder.
+func (c *Context) ScratchDir() string { return c.scratch }
 
 // Context returns the execution's context: engines started with
 // exec.CommandContext on it end with the execution.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
@@ -84,12 +85,24 @@ func (a *App) runJob(ctx context.Context, job *jobs.Run) (_ json.RawMessage, err
 	start := time.Now()
 	defer func() { a.countJob(ctx, svc.Code(), err, time.Since(start)) }()
 	params := JobParameters(input)
+	// A native tool gets the job's files as files, by path (the worker
+	// opens them read-only), and writes its outputs into the job's output
+	// folder; its parameter for each file is an empty placeholder. A WASM
+	// tool has no filesystem: it gets each file base64 in its parameters.
+	native := strings.HasPrefix(svc.Source, "builtin/")
+	var files []engine.File
 	for _, in := range d.Platform.Files {
 		i := indexFile(job.Files, in.Name)
 		if i < 0 {
 			continue // the tool's input schema says whether it is required
 		}
-		b, err := os.ReadFile(job.Files[i].Path)
+		f := job.Files[i]
+		if native {
+			files = append(files, engine.File{Name: f.Name, Path: f.Path, MediaType: f.MediaType, SizeBytes: f.SizeBytes})
+			params[in.Name] = ""
+			continue
+		}
+		b, err := os.ReadFile(f.Path)
 		if err != nil {
 			return nil, fmt.Errorf("reading input %s: %w", in.Name, err)
 		}
@@ -99,6 +112,9 @@ func (a *App) runJob(ctx context.Context, job *jobs.Run) (_ json.RawMessage, err
 	it, terr := a.Item(svc, "job", params)
 	if terr != nil {
 		return nil, terr
+	}
+	if native {
+		it.Files, it.OutDir = files, job.OutDir
 	}
 	r, err := a.execute(ctx, Origin{RequestID: "job:" + job.JobID}, "", it, time.Now())
 	switch {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wire"
@@ -101,6 +102,14 @@ type jobFrame struct {
 	HardDeadlineNS int64 `json:"hard_deadline_ns"`
 	// Parameters is the caller's parameters document, verbatim.
 	Parameters json.RawMessage `json:"parameters"`
+	// Files are the item's input files, by path: the worker opens them
+	// read-only where they are (docs/supervisor.md, "Files").
+	Files []engine.File `json:"files,omitempty"`
+	// OutDir is the job's output folder, when the item has one.
+	OutDir string `json:"out_dir,omitempty"`
+	// ScratchDir is the item's scratch folder, which the supervisor made
+	// and removes after the item's cleanup.
+	ScratchDir string `json:"scratch_dir"`
 }
 
 // resultFrame is the worker's answer: a result or an error, and the phases

@@ -35,7 +35,7 @@ func (s *Supervisor) setup() error {
 func (s *Supervisor) release() error { return nil }
 
 // run is never reached: Run refuses first, as s.sys is nil.
-func (s *Supervisor) run(context.Context, string, *service, engine.Job) (*engine.Outcome, error) {
+func (s *Supervisor) run(context.Context, string, *service, engine.Job, string) (*engine.Outcome, error) {
 	return nil, toolerr.Raised(toolerr.ServiceUnavailable, false)
 }
 

@@ -108,6 +108,9 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		SoftDeadlineNS:        mono + int64(time.Until(w.job.Soft)),
 		HardDeadlineNS:        mono + int64(time.Until(w.job.Hard)),
 		Parameters:            w.job.Parameters,
+		Files:                 w.job.Files,
+		OutDir:                w.job.OutDir,
+		ScratchDir:            w.scratch,
 	})
 	if err != nil {
 		w.log.Error("supervisor: encoding the job frame", "error", err)

@@ -55,6 +55,7 @@ type worker struct {
 
 	// The job, set by assign.
 	job     engine.Job
+	scratch string // the item's scratch folder (Config.ScratchDir)
 	pkgName string
 	svc     *service
 	cg      jobGroup // nil in observed mode, and until the hand-off
@@ -127,14 +128,15 @@ func newWorkerID() string {
 
 // assign gives the worker its job; it happens before the ACK, and before
 // any goroutine of the worker reads the job's fields.
-func (w *worker) assign(pkgName string, svc *service, job engine.Job, began time.Time) {
-	w.job, w.pkgName, w.svc, w.began = job, pkgName, svc, began
+func (w *worker) assign(pkgName string, svc *service, job engine.Job, scratch string, began time.Time) {
+	w.job, w.pkgName, w.svc, w.began, w.scratch = job, pkgName, svc, began, scratch
 	w.log = w.s.log.With("execution_id", job.ExecutionID, "tool_code", job.ToolCode, "worker_id", w.id)
 }
 
 // run runs one job in a worker — a spare when one is ready, else a fresh
-// one — and cleans up after it.
-func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job engine.Job) (*engine.Outcome, error) {
+// one — and cleans up after it. scratch is the item's scratch folder,
+// which the caller removes once run returns.
+func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job engine.Job, scratch string) (*engine.Outcome, error) {
 	if ctx.Err() != nil {
 		return nil, endedError(ctx, job) // nothing started
 	}
@@ -143,7 +145,7 @@ func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job 
 	var verdict error
 	w := s.spares.take()
 	if w != nil {
-		w.assign(pkgName, svc, job, began)
+		w.assign(pkgName, svc, job, scratch, began)
 		verdict = w.handOff(ctx, out)
 		if errors.Is(verdict, errSpareGone) {
 			// The spare died between its last check and its Taken byte:
@@ -162,7 +164,7 @@ func (s *Supervisor) run(ctx context.Context, pkgName string, svc *service, job 
 	if w == nil {
 		s.freshWorkers.Add(1)
 		w = s.newWorker()
-		w.assign(pkgName, svc, job, began)
+		w.assign(pkgName, svc, job, scratch, began)
 		if err := w.spawn(); err != nil {
 			w.log.Error("supervisor: starting the worker", "error", err)
 			return nil, toolerr.New(toolerr.ServiceUnavailable)

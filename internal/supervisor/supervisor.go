@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +91,14 @@ type Config struct {
 	// and replaced after it. Zero (the default) keeps none: every item
 	// starts a fresh worker. `toolhost serve` sets [DefaultSpares].
 	Spares int
+	// ScratchDir is the folder under which each item gets its own scratch
+	// folder (<ScratchDir>/item-<execution id>, mode 0700), made before the
+	// worker is handed the item and removed once its process tree is
+	// confirmed gone, whatever the outcome. The worker's engines keep
+	// every temporary file there (native.Context.ScratchDir; the worker's
+	// TMPDIR points at it). Default: toolhost-scratch in os.TempDir();
+	// `toolhost serve` uses <data>/scratch.
+	ScratchDir string
 }
 
 // DefaultSpares is the Spares of `toolhost serve` (--spare-workers): one
@@ -130,6 +140,16 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Spares < 0 {
 		return c, fmt.Errorf("%w: Spares is negative", ErrConfig)
+	}
+	if c.ScratchDir == "" {
+		c.ScratchDir = filepath.Join(os.TempDir(), "toolhost-scratch")
+	}
+	if !filepath.IsAbs(c.ScratchDir) {
+		abs, err := filepath.Abs(c.ScratchDir)
+		if err != nil {
+			return c, fmt.Errorf("%w: ScratchDir: %v", ErrConfig, err)
+		}
+		c.ScratchDir = abs
 	}
 	return c, nil
 }
@@ -390,6 +410,14 @@ func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, erro
 		return nil, toolerr.New(toolerr.ServiceUnavailable)
 	}
 	defer leave()
+	scratch, err := r.s.makeScratch(job.ExecutionID)
+	if err != nil {
+		r.s.log.Error("supervisor: making the item's scratch folder", "execution_id", job.ExecutionID, "error", err)
+		return nil, toolerr.New(toolerr.ServiceUnavailable)
+	}
+	// Removed after the worker's whole tree is confirmed gone (or its
+	// cleanup given up on): every exit path of the item passes here.
+	defer r.s.removeScratch(job.ExecutionID, scratch)
 	now := time.Now()
 	if job.Hard.IsZero() {
 		job.Hard = now.Add(time.Duration(job.Operation.HardTimeoutMS) * time.Millisecond)
@@ -397,7 +425,28 @@ func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, erro
 	if job.Soft.IsZero() {
 		job.Soft = now.Add(time.Duration(job.Operation.SoftTimeoutMS) * time.Millisecond)
 	}
-	return r.s.run(ctx, r.pkg.Name, svc, job)
+	return r.s.run(ctx, r.pkg.Name, svc, job, scratch)
+}
+
+// makeScratch makes the scratch folder of execution id, owned by the item
+// alone (0700), under Config.ScratchDir.
+func (s *Supervisor) makeScratch(id string) (string, error) {
+	if err := os.MkdirAll(s.cfg.ScratchDir, 0o700); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(s.cfg.ScratchDir, "item-"+id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// removeScratch removes an item's scratch folder and all it holds; a
+// failure is logged (the folder may hold the caller's data).
+func (s *Supervisor) removeScratch(id, dir string) {
+	if err := os.RemoveAll(dir); err != nil {
+		s.log.Error("supervisor: removing the item's scratch folder", "execution_id", id, "error", err)
+	}
 }
 
 func (r *runner) pkgName() string {

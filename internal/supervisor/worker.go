@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -229,8 +230,14 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	ctx, cancel := context.WithDeadline(context.Background(), hard)
 	defer cancel()
 	computed := time.Now()
-	out, err := pkg.Compute(native.NewContext(ctx, job.ExecutionID, soft, time.Duration(eff.EngineTimeoutMS)*time.Millisecond),
-		native.Call{ToolCode: job.ToolCode, Operation: job.Operation, Parameters: params})
+	if job.ScratchDir != "" {
+		// One item per worker: whatever the engines or a library put in
+		// the temporary folder lands in the item's scratch folder too.
+		os.Setenv("TMPDIR", job.ScratchDir)
+	}
+	nctx := native.NewContext(ctx, job.ExecutionID, soft, time.Duration(eff.EngineTimeoutMS)*time.Millisecond).WithScratchDir(job.ScratchDir)
+	out, err := pkg.Compute(nctx,
+		native.Call{ToolCode: job.ToolCode, Operation: job.Operation, Parameters: params, Files: job.Files, OutDir: job.OutDir})
 	rf.Phases.Compute = nanos(time.Since(computed))
 	if !time.Now().Before(hard) {
 		return fail(toolerr.New(toolerr.ExecutionTimeout))

@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
@@ -29,35 +31,115 @@ const (
 	jobJSONName = "job.json"
 )
 
-// job is one item's engine work: its claimed engine window and its private
-// directory. A job is used by one goroutine.
+// job is one item's engine work: its claimed engine window, its private
+// directory and its input. A job is used by one goroutine.
 type job struct {
 	item    context.Context // the execution: ends at the hard deadline or on cancellation
 	engines context.Context // the engine window: item, ending at the window's deadline
 	cancel  context.CancelFunc
 	window  native.Window
 	dir     string
+	// input is the absolute path of the PDF the engines read: the job's
+	// input file where it is (never written to), a copy of the
+	// parameters' bytes in dir, or a decrypted copy in dir.
+	input string
+	// outDir is the job's output folder, empty for an item that returns
+	// its output in the result.
+	outDir string
 }
 
-// startJob claims the item's engine window, makes a private directory
-// (0700) and writes file there as the input (0600). The caller must call
-// close, which removes the directory.
-func startJob(ctx *native.Context, file []byte) (*job, error) {
+// source is where an item's PDF comes from: the job's input file "file",
+// or the base64 bytes of the parameters' "file" (a compute-route item).
+type source struct {
+	file  *engine.File
+	bytes []byte
+}
+
+// sourceOf returns the PDF of call: its job file "file" when it has one
+// (the parameters' "file" is then empty, a placeholder), else the bytes
+// of the parameters' "file".
+func sourceOf(call native.Call, param []byte) (source, error) {
+	if f, ok := call.File("file"); ok {
+		if len(param) > 0 {
+			return source{}, refuse(toolerr.InvalidParameters, "file is given twice: as a job file and in the parameters")
+		}
+		return source{file: &f}, nil
+	}
+	return source{bytes: param}, nil
+}
+
+// startJob checks the item's PDF (size at most maxFileBytes for a job
+// file, the header), claims the item's engine window and makes a private
+// directory (0700) in the item's scratch folder; a PDF that came in the
+// parameters is written there (0600). The caller must call close, which
+// removes the directory.
+func startJob(ctx *native.Context, call native.Call, src source, maxFileBytes int64) (*job, error) {
+	if src.file != nil {
+		if err := checkFile(src.file.Path, maxFileBytes); err != nil {
+			return nil, err
+		}
+	} else if err := checkHeader(src.bytes); err != nil {
+		return nil, err
+	}
 	w, err := ctx.ClaimEngineWindow(postEngineReserve)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "toolhost-pdf-")
+	dir, err := os.MkdirTemp(ctx.ScratchDir(), "toolhost-pdf-")
 	if err != nil {
 		return nil, fmt.Errorf("making the job directory: %w", err)
 	}
 	engines, cancel := context.WithDeadline(ctx.Context(), w.Deadline)
-	j := &job{item: ctx.Context(), engines: engines, cancel: cancel, window: w, dir: dir}
-	if err := j.write(inputName, file); err != nil {
+	j := &job{item: ctx.Context(), engines: engines, cancel: cancel, window: w, dir: dir, outDir: call.OutDir}
+	if src.file != nil {
+		j.input = src.file.Path
+		return j, nil
+	}
+	if err := j.write(inputName, src.bytes); err != nil {
 		j.close()
 		return nil, err
 	}
+	j.input = j.path(inputName)
 	return j, nil
+}
+
+// checkFile refuses a job file larger than maxBytes or without the PDF
+// header, reading only its head. The file is opened read-only.
+func checkFile(path string, maxBytes int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening the input: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("opening the input: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return refuse(toolerr.InvalidParameters, "file is not a regular file")
+	}
+	if fi.Size() > maxBytes {
+		return refuse(toolerr.InvalidParameters, "file takes %d bytes; the limit is %d", fi.Size(), maxBytes)
+	}
+	head := make([]byte, 1024)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading the input: %w", err)
+	}
+	if !bytes.Contains(head[:n], []byte("%PDF-")) {
+		return refuse(toolerr.InvalidParameters, "file is not a PDF: no %%PDF- header in its first 1024 bytes")
+	}
+	return nil
+}
+
+// output returns the path where the engine writes the output named name:
+// in the job's output folder when the item has one, else in the private
+// directory, from where it is read into the result.
+func (j *job) output(name string) string {
+	if j.outDir != "" {
+		return filepath.Join(j.outDir, name)
+	}
+	return j.path(name)
 }
 
 // close ends the engine window and removes the job directory. It is safe
@@ -92,18 +174,37 @@ func (j *job) write(name string, data []byte) error {
 // remove removes a file of the job now rather than at close.
 func (j *job) remove(name string) { _ = os.Remove(j.path(name)) }
 
-// rename renames a file of the job, replacing any file named to.
-func (j *job) rename(from, to string) error {
-	if err := os.Rename(j.path(from), j.path(to)); err != nil {
-		return fmt.Errorf("renaming %s: %w", from, err)
+// move moves a file of the private directory into the job's output
+// folder as name, copying it where a rename cannot cross file systems.
+func (j *job) move(from, name string) error {
+	to := filepath.Join(j.outDir, name)
+	if err := os.Rename(j.path(from), to); err == nil {
+		return nil
+	}
+	src, err := os.Open(j.path(from))
+	if err != nil {
+		return fmt.Errorf("moving %s: %w", from, err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("moving %s: %w", from, err)
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("moving %s: %w", from, err)
 	}
 	return nil
 }
 
-// read reads a file the engine wrote, refusing one larger than maxBytes
+// read reads a file the engine wrote (at path), refusing one larger than maxBytes
 // before reading it; refusal makes the error from the size.
-func (j *job) read(name string, maxBytes int64, refusal func(size int64) error) ([]byte, error) {
-	f, err := os.Open(j.path(name))
+func (j *job) read(path string, maxBytes int64, refusal func(size int64) error) ([]byte, error) {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}

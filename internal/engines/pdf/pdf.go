@@ -2,16 +2,21 @@
 // encrypts a PDF with AES-256 through qpdf, and pdf_to_image renders its
 // pages as PNG images through pdftoppm (poppler-utils).
 //
-// Both take the file and return their output base64-encoded inside the
-// parameters and the result, so the platform's byte caps bound them: at
-// most [MaxFileBytes] of PDF in, at most [MaxResultBytes] of result out.
-// Through the API they are job tools: the job handler (internal/server)
-// passes the job's input file "file" base64-encoded and writes each base64
-// field of the result (contentEncoding base64) out as a job file.
+// Through the API they are job tools: the job's input file "file" reaches
+// the worker as a file (native.Call.Files, by path in the job's folder,
+// read-only; the parameters' "file" is then empty), at most
+// [MaxProtectFileBytes] or [MaxRenderFileBytes], and the output files are
+// written straight into the job's output folder (native.Call.OutDir), the
+// result naming them (file.pdf, pages-<i>-png.png). Called without files
+// (the compute route) they take the PDF base64 in the parameters and
+// return their output base64 in the result, so the platform's byte caps
+// bound them: at most [MaxFileBytes] of PDF in, at most [MaxResultBytes]
+// of result out.
 //
 // Each item runs its engines inside the item's one claimed engine window
-// (native.Context.ClaimEngineWindow), in a private temporary directory that
-// is removed before Compute returns, with a minimal environment and bounded
+// (native.Context.ClaimEngineWindow), in a private directory inside the
+// item's scratch folder (native.Context.ScratchDir) that is removed before
+// Compute returns, with a minimal environment and bounded
 // captured output. Passwords reach qpdf through a job file readable by the
 // worker's user alone, never on a command line; pdf_to_image renders an
 // encrypted file from a copy qpdf decrypted in the private directory, so
@@ -54,10 +59,18 @@ const (
 	// declares: the platform's caps on an item's parameters and result.
 	MaxParameterBytes = 128 << 10
 	MaxResultBytes    = 256 << 10
-	// MaxFileBytes bounds the PDF either service takes: the base64 of a
-	// larger file does not fit the parameter cap. The other parameters
-	// share the cap, so the largest file that fits is a little smaller.
+	// MaxFileBytes bounds the PDF either service takes in its parameters
+	// (the compute route): the base64 of a larger file does not fit the
+	// parameter cap. The other parameters share the cap, so the largest
+	// file that fits is a little smaller.
 	MaxFileBytes = MaxParameterBytes / 4 * 3
+	// MaxProtectFileBytes and MaxRenderFileBytes bound the PDF each
+	// service takes as a job file (the run and jobs routes): the upload
+	// limit its descriptor declares (files[].maxBytes), which the jobs
+	// subsystem enforces while it reads the upload, and which the engine
+	// checks again before it starts.
+	MaxProtectFileBytes = 50 << 20
+	MaxRenderFileBytes  = 20 << 20
 )
 
 // The versions every service declares.
@@ -105,14 +118,14 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
 				EngineTimeoutMS: protectEngineTimeout.Milliseconds(), SoftTimeoutMS: 7_000, HardTimeoutMS: 9_000,
 				MemoryLimitBytes: 256 << 20,
-			}, platform("protect", "protect-pdf", 2)),
+			}, platform("protect", "protect-pdf", 2, MaxProtectFileBytes)),
 			native.Service[renderInput, renderOutput]("pdf_to_image", category, uiVersion, renderTexts, guest.Operation{
 				Name: "render", Deterministic: true,
 				MaxParameterBytes: MaxParameterBytes, MaxResultBytes: MaxResultBytes,
 				EngineTimeoutMS: renderEngineTimeout.Milliseconds(), SoftTimeoutMS: 17_000, HardTimeoutMS: 19_000,
 				RequestTimeoutMS: 30_000, ClientTimeoutMS: 35_000,
 				MemoryLimitBytes: 512 << 20,
-			}, platform("render", "pdf-to-image", 4)),
+			}, platform("render", "pdf-to-image", 4, MaxRenderFileBytes)),
 		},
 	}.Declaration()
 })
@@ -142,14 +155,14 @@ const QuotaClass = "tools-job"
 // callers are refused; reached from the legacy /api/process routes by the
 // legacy tool name selector.
 //
-// The job handler carries the files to and from the services' base64
-// parameters and results (the package documentation), which bounds the
-// file at MaxFileBytes.
-func platform(op, selector string, cost int) *guest.Platform {
+// The job handler hands the job's files to the worker as files (the
+// package documentation), so the file is bounded by maxFileBytes, not by
+// the parameter cap.
+func platform(op, selector string, cost int, maxFileBytes int64) *guest.Platform {
 	return &guest.Platform{
 		Execution:     "job",
 		Job:           &guest.Job{Type: JobType, Operation: op},
-		Files:         []guest.FileInput{{Name: "file", Types: []string{"application/pdf"}, MaxBytes: MaxFileBytes}},
+		Files:         []guest.FileInput{{Name: "file", Types: []string{"application/pdf"}, MaxBytes: maxFileBytes}},
 		OutputFiles:   true,
 		RequireCaller: true,
 		QuotaClass:    QuotaClass,
@@ -184,7 +197,7 @@ func compute(ctx *native.Context, call native.Call) ([]byte, error) {
 		if err := decodeParameters(call, &in); err != nil {
 			return nil, err
 		}
-		out, err := protect(ctx, in)
+		out, err := protect(ctx, call, in)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +207,7 @@ func compute(ctx *native.Context, call native.Call) ([]byte, error) {
 		if err := decodeParameters(call, &in); err != nil {
 			return nil, err
 		}
-		out, err := render(ctx, in)
+		out, err := render(ctx, call, in)
 		if err != nil {
 			return nil, err
 		}

@@ -81,9 +81,10 @@ func TestDeclaration(t *testing.T) {
 	tests := []struct {
 		name, code, op string
 		deterministic  bool
+		maxFile        int64
 	}{
-		{name: "protect", code: "pdf_protect", op: "protect"},
-		{name: "to image", code: "pdf_to_image", op: "render", deterministic: true},
+		{name: "protect", code: "pdf_protect", op: "protect", maxFile: pdf.MaxProtectFileBytes},
+		{name: "to image", code: "pdf_to_image", op: "render", deterministic: true, maxFile: pdf.MaxRenderFileBytes},
 	}
 	if len(svcs) != len(tests) {
 		t.Fatalf("%d services, want %d", len(svcs), len(tests))
@@ -127,7 +128,7 @@ func TestDeclaration(t *testing.T) {
 				t.Errorf("platform %+v", pl)
 			}
 			if len(pl.Files) != 1 || pl.Files[0].Name != "file" || !slices.Equal(pl.Files[0].Types, []string{"application/pdf"}) ||
-				pl.Files[0].MaxBytes != pdf.MaxFileBytes {
+				pl.Files[0].MaxBytes != tt.maxFile {
 				t.Errorf("file inputs %+v", pl.Files)
 			}
 			if slack := s.eff.SoftTimeoutMS - s.eff.EngineTimeoutMS; slack < 1500 {

@@ -2,6 +2,10 @@ package pdf
 
 import (
 	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"os"
 	"strconv"
 
 	"github.com/toolhost/toolhost/internal/native"
@@ -16,7 +20,7 @@ const MaxPasswordLength = 127
 // protectInput is the parameters of pdf_protect.
 type protectInput struct {
 	Operation     string `json:"operation" doc:"protect: encrypt the PDF with AES-256."`
-	File          []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded): the parameters document is at most 128 KiB, so the PDF at most about 96 KiB. It must not be encrypted already."`
+	File          []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded), when it travels in the parameters (the compute route: the parameters document is at most 128 KiB, so the PDF at most about 96 KiB). Empty when the PDF is the job's input file file (up to 50 MiB): the run and jobs routes send it so. It must not be encrypted already."`
 	UserPassword  string `json:"user_password" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that opens the document: 1 to 127 printable ASCII characters (space to ~)."`
 	OwnerPassword string `json:"owner_password" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that gives full access and lifts the restrictions: 1 to 127 printable ASCII characters, different from user_password."`
 	AllowPrint    *bool  `json:"allow_print,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may print it (at full resolution)."`
@@ -28,7 +32,7 @@ func (in *protectInput) operation() string { return in.Operation }
 
 // protectOutput is the result of pdf_protect.
 type protectOutput struct {
-	File      []byte `json:"file" doc:"The encrypted PDF, base64: AES-256 (PDF 2.0 security handler, revision 6) for strings, streams and embedded files."`
+	File      string `json:"file" doc:"The encrypted PDF — AES-256 (PDF 2.0 security handler, revision 6) for strings, streams and embedded files: the name of the job's output file (file.pdf) when the item runs as a job, else the PDF itself, base64."`
 	SizeBytes int64  `json:"size_bytes" minimum:"1" doc:"The size of the encrypted PDF in bytes (decoded)."`
 	PageCount int    `json:"page_count" minimum:"0" doc:"The number of pages in the document."`
 	Repaired  bool   `json:"repaired" doc:"Whether qpdf found damage in the input and wrote a repaired file (qpdf exit status 3)."`
@@ -53,7 +57,7 @@ type qpdfJob struct {
 // protect encrypts in.File with qpdf in three steps: refuse a file that is
 // already encrypted (re-encrypting would drop its owner's restrictions),
 // count its pages (a file qpdf cannot read is the caller's), then encrypt.
-func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
+func protect(ctx *native.Context, call native.Call, in protectInput) (protectOutput, error) {
 	if err := checkPassword("user_password", in.UserPassword); err != nil {
 		return protectOutput{}, err
 	}
@@ -65,16 +69,17 @@ func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
 		// restrictions would mean nothing.
 		return protectOutput{}, refuse(toolerr.InvalidParameters, "owner_password must differ from user_password")
 	}
-	if err := checkHeader(in.File); err != nil {
+	src, err := sourceOf(call, in.File)
+	if err != nil {
 		return protectOutput{}, err
 	}
-	j, err := startJob(ctx, in.File)
+	j, err := startJob(ctx, call, src, MaxProtectFileBytes)
 	if err != nil {
 		return protectOutput{}, err
 	}
 	defer j.close()
 
-	x, err := j.run(QPDF, "--is-encrypted", inputName)
+	x, err := j.run(QPDF, "--is-encrypted", j.input)
 	if err != nil {
 		return protectOutput{}, err
 	}
@@ -97,7 +102,8 @@ func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
 	}
 
 	var spec qpdfJob
-	spec.InputFile, spec.OutputFile = inputName, "out.pdf"
+	outPath := j.output(protectedName)
+	spec.InputFile, spec.OutputFile = j.input, outPath
 	spec.Encrypt.UserPassword, spec.Encrypt.OwnerPassword = in.UserPassword, in.OwnerPassword
 	spec.Encrypt.AES256.Print = choose(in.AllowPrint, "full", "none")
 	spec.Encrypt.AES256.Modify = choose(in.AllowModify, "all", "none")
@@ -118,9 +124,17 @@ func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
 	if err := ctx.Checkpoint(); err != nil {
 		return protectOutput{}, err
 	}
+	if j.outDir != "" {
+		// A job: the file is the output, written where it is.
+		size, err := checkPDF(outPath)
+		if err != nil {
+			return protectOutput{}, err
+		}
+		return protectOutput{File: protectedName, SizeBytes: size, PageCount: pages, Repaired: repaired}, nil
+	}
 	// The result holds the file as base64 and a few small fields.
 	maxOut := int64(MaxResultBytes-128) / 4 * 3
-	out, err := j.read("out.pdf", maxOut, func(size int64) error {
+	out, err := j.read(outPath, maxOut, func(size int64) error {
 		return refuse(toolerr.OutputLimitExceeded, "the encrypted PDF takes %d bytes; a result holds at most %d as base64", size, maxOut)
 	})
 	if err != nil {
@@ -129,14 +143,36 @@ func protect(ctx *native.Context, in protectInput) (protectOutput, error) {
 	if !bytes.HasPrefix(out, []byte("%PDF-")) {
 		return protectOutput{}, refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
 	}
-	return protectOutput{File: out, SizeBytes: int64(len(out)), PageCount: pages, Repaired: repaired}, nil
+	return protectOutput{File: base64.StdEncoding.EncodeToString(out), SizeBytes: int64(len(out)), PageCount: pages, Repaired: repaired}, nil
+}
+
+// protectedName is the name of pdf_protect's output file in a job.
+const protectedName = "file.pdf"
+
+// checkPDF returns the size of the file qpdf wrote at path, refusing one
+// that does not start as a PDF.
+func checkPDF(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, refuse(toolerr.ExecutionFailed, "qpdf wrote no file")
+	}
+	defer f.Close()
+	head := make([]byte, 5)
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, []byte("%PDF-")) {
+		return 0, refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("reading the output: %w", err)
+	}
+	return fi.Size(), nil
 }
 
 // countPages returns the page count of the job's input and whether qpdf
 // warned while reading it (damage it recovered from). An input qpdf cannot
 // read is invalid_parameters.
 func countPages(j *job) (pages int, warned bool, err error) {
-	x, err := j.run(QPDF, "--show-npages", inputName)
+	x, err := j.run(QPDF, "--show-npages", j.input)
 	if err != nil {
 		return 0, false, err
 	}

@@ -1,6 +1,7 @@
 package pdf
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"image"
@@ -37,7 +38,7 @@ const (
 // renderInput is the parameters of pdf_to_image.
 type renderInput struct {
 	Operation string `json:"operation" doc:"render: render pages of the PDF as PNG images."`
-	File      []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded): the parameters document is at most 128 KiB, so the PDF at most about 96 KiB. A file that needs a password to open is refused unless password opens it."`
+	File      []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded), when it travels in the parameters (the compute route: the parameters document is at most 128 KiB, so the PDF at most about 96 KiB). Empty when the PDF is the job's input file file (up to 20 MiB): the run and jobs routes send it so. A file that needs a password to open is refused unless password opens it."`
 	Password  string `json:"password,omitempty" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password of an encrypted file, its user or its owner password: 1 to 127 printable ASCII characters (space to ~). The file is decrypted into the item's private directory before it is rendered; a password that does not open it is refused. Ignored when the file is not encrypted."`
 	DPI       *int   `json:"dpi,omitempty" minimum:"36" maximum:"300" default:"96" doc:"The resolution in dots per inch: a US Letter page (612×792 points) is 816×1056 pixels at 96 dpi. A page is at most 4096 pixels on a side."`
 	FirstPage *int   `json:"first_page,omitempty" minimum:"1" maximum:"1000000" default:"1" doc:"The first page to render, counted from 1."`
@@ -58,12 +59,12 @@ type renderedPage struct {
 	Page     int    `json:"page" minimum:"1" doc:"The page number, counted from 1."`
 	WidthPx  int    `json:"width_px" minimum:"1" maximum:"4096" doc:"The image width in pixels."`
 	HeightPx int    `json:"height_px" minimum:"1" maximum:"4096" doc:"The image height in pixels."`
-	PNG      []byte `json:"png" doc:"The PNG image (8-bit RGB), base64."`
+	PNG      string `json:"png" doc:"The PNG image (8-bit RGB): the name of the job's output file (pages-<index>-png.png, index counted from 0 in the rendered range) when the item runs as a job, else the image itself, base64."`
 }
 
 // render renders a range of pages of in.File with pdftoppm, one engine run
 // per page, stopping as soon as the result would not fit the result cap.
-func render(ctx *native.Context, in renderInput) (renderOutput, error) {
+func render(ctx *native.Context, call native.Call, in renderInput) (renderOutput, error) {
 	dpi := DefaultDPI
 	if in.DPI != nil {
 		dpi = *in.DPI
@@ -92,10 +93,11 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 			return renderOutput{}, err
 		}
 	}
-	if err := checkHeader(in.File); err != nil {
+	src, err := sourceOf(call, in.File)
+	if err != nil {
 		return renderOutput{}, err
 	}
-	j, err := startJob(ctx, in.File)
+	j, err := startJob(ctx, call, src, MaxRenderFileBytes)
 	if err != nil {
 		return renderOutput{}, err
 	}
@@ -115,7 +117,7 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 		if errors.As(err, &te) && te.Code == toolerr.InvalidParameters {
 			// qpdf opens a file encrypted with an owner password alone;
 			// one it cannot open may need a user password.
-			if x, xerr := j.run(QPDF, "--is-encrypted", inputName); xerr == nil && x.code == 0 {
+			if x, xerr := j.run(QPDF, "--is-encrypted", j.input); xerr == nil && x.code == 0 {
 				return renderOutput{}, refuse(toolerr.InvalidParameters, "file is password-protected: pass its password (parameter password) to render it")
 			}
 		}
@@ -146,7 +148,7 @@ func render(ctx *native.Context, in renderInput) (renderOutput, error) {
 			return renderOutput{}, err
 		}
 		out.Pages = append(out.Pages, page)
-		used += base64Len(int64(len(page.PNG))) + pageOverheadBytes
+		used += int64(len(page.PNG)) + pageOverheadBytes
 	}
 	return out, ctx.Checkpoint()
 }
@@ -174,7 +176,7 @@ const decryptedName = "decrypted.pdf"
 // password is refused; the message does not quote it.
 func decrypt(ctx *native.Context, j *job, password string) error {
 	flag := ""
-	x, err := j.runQPDF(qpdfOpen{InputFile: inputName, Password: password, RequiresPassword: &flag})
+	x, err := j.runQPDF(qpdfOpen{InputFile: j.input, Password: password, RequiresPassword: &flag})
 	if err != nil {
 		return err
 	}
@@ -190,7 +192,7 @@ func decrypt(ctx *native.Context, j *job, password string) error {
 	if err := ctx.Checkpoint(); err != nil {
 		return err
 	}
-	x, err = j.runQPDF(qpdfOpen{InputFile: inputName, Password: password, Decrypt: &flag, OutputFile: decryptedName})
+	x, err = j.runQPDF(qpdfOpen{InputFile: j.input, Password: password, Decrypt: &flag, OutputFile: decryptedName})
 	if err != nil {
 		return err
 	}
@@ -201,7 +203,9 @@ func decrypt(ctx *native.Context, j *job, password string) error {
 	default:
 		return unexpected(QPDF, x.code)
 	}
-	return j.rename(decryptedName, inputName)
+	// The job's input file stays as it is; the engines read the copy.
+	j.input = j.path(decryptedName)
+	return nil
 }
 
 // renderPage renders page p at dpi and checks that pdftoppm wrote a PNG of
@@ -213,7 +217,7 @@ func renderPage(j *job, dpi, p int, room int64, first int) (renderedPage, error)
 	x, err := j.run(PDFToPPM, "-png", "-r", strconv.Itoa(dpi),
 		"-f", strconv.Itoa(p), "-l", strconv.Itoa(p), "-singlefile",
 		"-x", "0", "-y", "0", "-W", crop, "-H", crop,
-		inputName, name)
+		j.input, name)
 	if err != nil {
 		return renderedPage{}, err
 	}
@@ -244,12 +248,21 @@ func renderPage(j *job, dpi, p int, room int64, first int) (renderedPage, error)
 		return renderedPage{}, refuse(toolerr.InvalidParameters,
 			"page %d is larger than %d pixels on a side even at %d dpi", p, MaxPixels, dpi)
 	}
+	if j.outDir != "" {
+		// A job: the image is an output file, moved (same folder tree
+		// or copied) from the private directory.
+		outName := fmt.Sprintf("pages-%d-png.png", p-first)
+		if err := j.move(name+".png", outName); err != nil {
+			return renderedPage{}, err
+		}
+		return renderedPage{Page: p, WidthPx: cfg.Width, HeightPx: cfg.Height, PNG: outName}, nil
+	}
 	maxRaw := max(room, 0) / 4 * 3
-	b, err := j.read(name+".png", maxRaw, func(int64) error { return tooLarge(first, p, dpi) })
+	b, err := j.read(j.path(name+".png"), maxRaw, func(int64) error { return tooLarge(first, p, dpi) })
 	if err != nil {
 		return renderedPage{}, err
 	}
-	return renderedPage{Page: p, WidthPx: cfg.Width, HeightPx: cfg.Height, PNG: b}, nil
+	return renderedPage{Page: p, WidthPx: cfg.Width, HeightPx: cfg.Height, PNG: base64.StdEncoding.EncodeToString(b)}, nil
 }
 
 // tooLarge is the output_limit_exceeded error of pages first to p, whose
@@ -283,5 +296,3 @@ func pngConfig(path string) (image.Config, error) {
 	return png.DecodeConfig(f)
 }
 
-// base64Len is the length of the padded base64 of n bytes.
-func base64Len(n int64) int64 { return (n + 2) / 3 * 4 }
