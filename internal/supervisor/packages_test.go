@@ -116,6 +116,31 @@ func probeCompute(ctx *native.Context, call native.Call) ([]byte, error) {
 			return nil, err
 		}
 		return waitEnd()
+	case "scratch":
+		// What the PAC allocator's solve does: a folder from
+		// os.MkdirTemp("", "pac-") holding the model (Text, the caller's
+		// data), the solver's log in the item's scratch folder, and an
+		// engine running in the folder until the item ends. Nothing here
+		// removes them: the supervisor must.
+		dir, err := os.MkdirTemp("", "pac-")
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "model.lp"), []byte(in.Text), 0o600); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(ctx.ScratchDir(), "cbc.log"), []byte(in.Text), 0o600); err != nil {
+			return nil, err
+		}
+		cmd := exec.Command("sleep", "60")
+		cmd.Dir = dir
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		if err := report(cmd.Process.Pid); err != nil {
+			return nil, err
+		}
+		return waitEnd()
 	case "checkpoint":
 		for {
 			if err := ctx.Checkpoint(); err != nil {

@@ -229,7 +229,9 @@ func (p *planner) model() []byte {
 // it, and an error wrapping errEngine when cbc fails.
 func (p *planner) solve(ctx *native.Context) (solution, time.Duration, error) {
 	model := p.model()
-	dir, err := os.MkdirTemp("", "pac-")
+	// Inside the item's scratch folder, which the supervisor removes
+	// after the item however it ends (a kill skips the defer below).
+	dir, err := os.MkdirTemp(ctx.ScratchDir(), "pac-")
 	if err != nil {
 		return solution{}, 0, fmt.Errorf("creating the solver's directory: %w", err)
 	}
