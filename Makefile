@@ -13,7 +13,7 @@ export CGO_ENABLED ?= 0
 # Go where the Go machines install it, when no go is on PATH already.
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps deps-run build wasm extism run test bench bench-start bench-http bench-overload fuzz lint check clean
+.PHONY: all deps deps-run build wasm extism openapi-npm run test bench bench-start bench-http bench-overload fuzz lint check clean
 
 all: build
 
@@ -122,12 +122,26 @@ run: build wasm
 # under the race detector (which needs cgo).
 RACE_PKGS = ./internal/run ./internal/guard ./internal/executor ./internal/registry ./internal/server ./internal/supervisor ./internal/jobs/... ./internal/auth ./internal/store ./internal/abuse
 
+## openapi-npm: the npm tools internal/catalog's TestOpenAPITooling runs
+## on /openapi.json (redocly lint, openapi-typescript, tsc), installed by
+## npm ci at package-lock.json's exact versions into the git-ignored
+## OPENAPI_NPM/node_modules. Without npm it says so and the test skips,
+## except under CI=true, where it fails.
+OPENAPI_NPM ?= internal/catalog/testdata/openapi
+openapi-npm: $(OPENAPI_NPM)/node_modules/.package-lock.json
+
+$(OPENAPI_NPM)/node_modules/.package-lock.json: $(OPENAPI_NPM)/package-lock.json $(OPENAPI_NPM)/package.json
+	@command -v npm >/dev/null 2>&1 || { \
+		if [ "$$CI" = true ]; then echo "openapi-npm: npm is missing: the OpenAPI tooling test cannot run" >&2; exit 1; fi; \
+		echo "openapi-npm: npm is not installed: the OpenAPI tooling test skips"; exit 0; }; \
+	echo "npm ci in $(OPENAPI_NPM)"; cd $(OPENAPI_NPM) && npm ci --no-audit --no-fund --silent
+
 ## test: every test (the bundled tools and the Extism corpus built
 ## first), fuzz seed corpora included, the decode-count tests
 ## and the SQL statement counts (build tag toolhost_count,
 ## docs/canonical-json.md, docs/performance.md), then the
 ## concurrency packages under -race.
-test: deps wasm extism
+test: deps wasm extism openapi-npm
 	$(GO) test -count=1 ./...
 	cd guest && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
