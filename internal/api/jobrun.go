@@ -30,7 +30,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
 		return
 	}
-	if err := run.JobRunnable(svc, origin(c)); err != nil {
+	if err := s.cfg.Run.JobRunnable(c.Request.Context(), svc, origin(c)); err != nil {
 		s.toolsRefusal(c, err)
 		return
 	}

@@ -115,7 +115,7 @@ func (s *Server) submitJob(c *gin.Context) {
 	op, _ := req.Input["tool"].(string)
 	svc, err := run.JobTool(s.cfg.Run.Snapshot(), req.Type, op)
 	if err == nil {
-		err = run.JobRunnable(svc, origin(c))
+		err = s.cfg.Run.JobRunnable(c.Request.Context(), svc, origin(c))
 	}
 	if err != nil {
 		s.toolsRefusal(c, err)
@@ -284,7 +284,7 @@ func (s *Server) retryJob(c *gin.Context) {
 	}
 	var ad *run.Admission
 	if svc, ok := s.cfg.Run.Snapshot().JobTool(old.Type, op); ok {
-		if err := run.JobRunnable(svc, origin(c)); err != nil {
+		if err := s.cfg.Run.JobRunnable(c.Request.Context(), svc, origin(c)); err != nil {
 			s.toolsRefusal(c, err)
 			return
 		}

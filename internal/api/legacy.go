@@ -114,6 +114,7 @@ func (s *Server) legacy(c *gin.Context) {
 	// Before the body is read: a caller no tool of the route takes is
 	// refused at once, whatever tool the body would name.
 	if origin(c).Caller.Tier == guard.Anonymous && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.svc.Platform().Anonymous }) {
+		s.cfg.Run.RecordUnauthenticated(c.Request.Context(), origin(c), matches[0].svc.Code())
 		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
 		toolsProblem(c, contracts.ProblemUnauthenticated, "The tools of this route need a signed-in caller.")
 		return
@@ -275,7 +276,7 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, input map[stri
 		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
 		return
 	}
-	if err := run.JobRunnable(svc, origin(c)); err != nil {
+	if err := s.cfg.Run.JobRunnable(c.Request.Context(), svc, origin(c)); err != nil {
 		s.toolsRefusal(c, err)
 		return
 	}

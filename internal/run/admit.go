@@ -79,6 +79,9 @@ func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input 
 func (a *App) decide(ctx context.Context, o Origin, req guard.Request) (*Admission, error) {
 	d, release := a.guard.Admit(ctx, o.Caller, req)
 	hard := d.Reason == guard.ReasonUnauthenticated || d.Reason == guard.ReasonForbidden
+	if a.rules.quota(o.Caller.Key, quotaRefusal(d.Reason)) {
+		a.record(ctx, abuse.Entry{IP: o.Caller.IP, Principal: o.Caller.Principal, Tool: req.Tool, Reason: RuleQuotaStreak, Reported: d.Allowed, RequestID: o.RequestID})
+	}
 	m := a.cfg.Metrics
 	if d.Reason != "" && (!d.Allowed || hard) {
 		release()

@@ -62,6 +62,7 @@ type App struct {
 	cfg   Config
 	guard *guard.Guard
 	log   *slog.Logger
+	rules *rules // the abuse rules' counts (rules.go)
 }
 
 // New returns an App for cfg.
@@ -72,7 +73,7 @@ func New(cfg Config) (*App, error) {
 	if cfg.Platform == (policy.Platform{}) {
 		cfg.Platform = policy.DefaultPlatform()
 	}
-	a := &App{cfg: cfg, guard: cfg.Guard, log: cfg.Logger}
+	a := &App{cfg: cfg, guard: cfg.Guard, log: cfg.Logger, rules: newRules()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -117,6 +118,9 @@ func (a *App) Resolve(ctx context.Context, p guard.Presented, requestID string) 
 			Detail: "The credential store is busy; retry after the Retry-After."}
 	case err != nil:
 		a.record(ctx, abuse.Entry{IP: caller.IP, Reason: string(guard.ReasonUnauthenticated), RequestID: requestID})
+		if caller.IP.IsValid() && a.rules.badCredential(caller.IP, time.Now()) {
+			a.record(ctx, abuse.Entry{IP: caller.IP, Reason: RuleCredentialBurst, RequestID: requestID})
+		}
 		if m := a.cfg.Metrics; m != nil {
 			m.CountRefusal(string(guard.ReasonUnauthenticated))
 		}

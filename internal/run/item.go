@@ -150,6 +150,7 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 	}
 	a.count(svc.Code(), r, time.Since(start))
 	if r.Status != executor.StatusSuccess {
+		a.afterRun(ctx, o, svc, r.Error)
 		if ref, ok := fromExecution(r.Error); ok {
 			return nil, ref
 		}

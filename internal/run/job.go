@@ -1,9 +1,11 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"maps"
 
+	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -21,7 +23,30 @@ func JobTool(snap *registry.Snapshot, jobType, operation string) (*registry.Serv
 // JobRunnable refuses a job of svc that cannot run now or does not take
 // o's caller, before any of its body is read: ToolUnavailable, or
 // Unauthenticated for an anonymous caller of a tool that needs a signed-in
-// one.
+// one, which is recorded in the abuse log like every other refusal of the
+// caller.
+func (a *App) JobRunnable(ctx context.Context, svc *registry.Service, o Origin) error {
+	err := JobRunnable(svc, o)
+	var r *Refusal
+	if errors.As(err, &r) && r.Code == Unauthenticated {
+		a.RecordUnauthenticated(ctx, o, svc.Code())
+	}
+	return err
+}
+
+// RecordUnauthenticated records an anonymous caller refused by a tool (or
+// a route of tools) that needs a signed-in one, when the refusal is made
+// before the guard is asked (a job tool before its body is read, a legacy
+// route none of whose tools takes anonymous callers): the abuse row and
+// the refusal metric, as the guard's own refusals get.
+func (a *App) RecordUnauthenticated(ctx context.Context, o Origin, tool string) {
+	a.record(ctx, abuse.Entry{IP: o.Caller.IP, Principal: o.Caller.Principal, Tool: tool, Reason: string(guard.ReasonUnauthenticated), RequestID: o.RequestID})
+	if m := a.cfg.Metrics; m != nil {
+		m.CountRefusal(string(guard.ReasonUnauthenticated))
+	}
+}
+
+// JobRunnable is App.JobRunnable without the abuse log.
 func JobRunnable(svc *registry.Service, o Origin) error {
 	if !svc.Available() {
 		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")

@@ -3,9 +3,15 @@ package server_test
 // Issue 16, items 11–17: callers, guard and abuse log.
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/run"
 	"github.com/toolhost/toolhost/internal/server"
 )
 
@@ -29,5 +35,86 @@ func TestLegacyDeprecationSetting(t *testing.T) {
 				t.Errorf("Deprecation=%q Sunset=%q Link=%q, want Deprecation %q", h.Get("Deprecation"), h.Get("Sunset"), h.Get("Link"), tc.want)
 			}
 		})
+	}
+}
+
+// abuseEvents returns the abuse rows' events by tool and reason, failing
+// on a row without a caller hash (every request here has an address).
+func abuseEvents(t *testing.T, r *rig) map[string]int64 {
+	t.Helper()
+	rows, err := r.srv.Abuse().List(context.Background(), time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, row := range rows {
+		if row.Caller == "" {
+			t.Errorf("row without a caller: %+v", row)
+		}
+		got[row.Tool+" "+row.Reason] += row.Count
+	}
+	return got
+}
+
+// TestAbuseRules: runs that trip an abuse rule are recorded (issue 16,
+// item 13): a probe aimed at a refused address, a burst of bad
+// credentials from one caller, quota refusals in a row; the anonymous 401
+// of a job tool (run route and legacy route) is in the log; bad-credential
+// rows carry the caller hash.
+func TestAbuseRules(t *testing.T) {
+	clock := &guardClock{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce, Quotas: smallTable(1), Now: clock.Now}
+	})
+	ctx := context.Background()
+	bob, err := r.srv.Accounts().CreateUserToken(ctx, "bob", []string{auth.CapabilityNetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A probe at loopback (no allow-list): refused by the tool, and the
+	// run trips the refused-target rule.
+	status, _, body := r.send("POST", "/api/v1/tools/port_check/run", cred{bearer: bob},
+		[]byte(`{"input":{"operation":"check","host":"127.0.0.1","ports":[80]}}`))
+	if status != http.StatusOK {
+		t.Fatalf("probe at loopback: %d %s", status, body)
+	}
+
+	// Bad credentials, one more than the burst.
+	for i := range run.RuleCredentialBurstCount + 1 {
+		status, h, body := r.send("POST", "/api/v1/tools/hash/run", cred{bearer: fmt.Sprintf("tht_nope%d", i)},
+			[]byte(`{"input":{"operation":"digest","text":"a","algorithm":"sha256"}}`))
+		problemCode(t, "bad token", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	}
+
+	// Anonymous callers of a job tool: the run route and the legacy
+	// upload route.
+	status, h, body := r.send("POST", "/api/v1/tools/pdf_protect/run", cred{}, []byte(`{"input":{}}`))
+	problemCode(t, "anonymous job tool", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	status, h, body = r.send("POST", "/api/process", cred{}, []byte(`{"tool":"protect"}`))
+	problemCode(t, "anonymous legacy job tool", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+
+	// Quota refusals in a row: 2 runs fit the anonymous allowance, then
+	// the streak's threshold and one more are refused.
+	for i := range 2 + run.RuleQuotaStreakCount + 1 {
+		status, _, body := r.send("POST", "/api/v1/tools/hash/run", cred{},
+			[]byte(`{"input":{"operation":"digest","text":"a","algorithm":"sha256"}}`))
+		if want := i >= 2; want != (status == http.StatusTooManyRequests) {
+			t.Fatalf("anonymous run %d: %d %s", i, status, body)
+		}
+	}
+
+	got := abuseEvents(t, r)
+	for key, want := range map[string]int64{
+		"port_check " + run.RuleProbeRefusedTarget: 1,
+		" unauthenticated":                         int64(run.RuleCredentialBurstCount + 1),
+		" " + run.RuleCredentialBurst:              2,
+		"pdf_protect unauthenticated":              2, // the run route and /api/process
+		"hash quota_exceeded":                      int64(run.RuleQuotaStreakCount + 1),
+		"hash " + run.RuleQuotaStreak:              2,
+	} {
+		if got[key] != want {
+			t.Errorf("abuse events %q = %d, want %d (all: %v)", key, got[key], want, got)
+		}
 	}
 }

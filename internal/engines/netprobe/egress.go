@@ -321,9 +321,19 @@ func isMetadata(ip netip.Addr) bool {
 
 // refusal is the tool error of a target the guard refuses. It names the
 // kind of address, never the address or the name.
+//
+// Its one issue, target_refused (run.IssueTargetRefused), lets the
+// application layer record the run as one that trips an abuse rule
+// without reading the message.
 func refusal(reason string) *toolerr.Error {
-	return refuse(toolerr.InvalidParameters, "the target is refused: it resolves to %s; probes reach public addresses only", reason)
+	e := refuse(toolerr.InvalidParameters, "the target is refused: it resolves to %s; probes reach public addresses only", reason)
+	e.Issues, e.IssueCount = []toolerr.Issue{toolerr.NewIssue(IssueTargetRefused)}, 1
+	return e
 }
+
+// IssueTargetRefused is the issue code of a refused target; the same
+// string as run.IssueTargetRefused (the engines do not import run).
+const IssueTargetRefused = "target_refused"
 
 // probeContext is what a probe runs with: the item's native context (for
 // checkpoints, from the probe's own goroutine), a context that ends with
