@@ -13,6 +13,7 @@ import (
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // pkg is what one package brings to a discovery: either a failure of the
@@ -37,10 +38,55 @@ type claim struct {
 // codePattern is the stable-code shape a Detail may carry.
 var codePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
+// failedPkg is a package refused as a whole that still claims the codes
+// its declaration names (a module whose sidecar declares them): the claims
+// of a failed import count in the duplicate check, and can never publish a
+// service.
+func failedPkg(source string, f *Failure, codes []string) *pkg {
+	p := &pkg{source: source, failed: f}
+	for _, c := range codes {
+		p.claims = append(p.claims, claim{code: c})
+	}
+	return p
+}
+
+// maxDeclarationBytes bounds the declaration declaredCodes reads.
+const maxDeclarationBytes = 1 << 20
+
+// declaredCodes returns the distinct tool codes a package declaration
+// (a sidecar manifest, a builtin's declaration) names under
+// services[].tool_code, in the code shape, at most [tooldef.MaxServices]
+// of them; nil when the document is absent or not a readable declaration.
+// It reads nothing else: the declaration may be refused for any other
+// reason and its codes still claim.
+func declaredCodes(decl []byte) []string {
+	if len(decl) == 0 || len(decl) > maxDeclarationBytes {
+		return nil
+	}
+	doc, err := wire.Decode(decl, wire.Limits{MaxBytes: maxDeclarationBytes, MaxDepth: wire.DefaultMaxDepth})
+	if err != nil {
+		return nil
+	}
+	m, _ := doc.(map[string]any)
+	services, _ := m["services"].([]any)
+	var codes []string
+	for _, s := range services {
+		sm, _ := s.(map[string]any)
+		code, _ := sm["tool_code"].(string)
+		if len(code) <= 64 && codePattern.MatchString(code) && !slices.Contains(codes, code) && len(codes) < tooldef.MaxServices {
+			codes = append(codes, code)
+		}
+	}
+	return codes
+}
+
 // transact is the discovery transaction over every package's claims: it
 // quarantines every claimant of a code claimed more than once (whatever
 // else is wrong with the claim), publishes the other usable services, and
-// reports every refusal. It logs the quarantines.
+// reports every refusal. It logs the quarantines. A failed package's claims
+// count as claims: its duplicated codes are reported duplicate_code before
+// its own import_failed (the contract's resolution order), and it
+// publishes nothing.
 func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 	claimants := map[string][]string{} // code → sources, one per claim
 	for _, p := range pkgs {
@@ -54,6 +100,11 @@ func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 	var failures []Failure
 	for _, p := range pkgs {
 		if p.failed != nil {
+			for _, c := range p.claims {
+				if len(claimants[c.code]) > 1 {
+					failures = append(failures, Failure{File: p.source, ToolCode: c.code, Reason: ReasonDuplicateCode})
+				}
+			}
 			failures = append(failures, *p.failed)
 			continue
 		}
@@ -162,8 +213,7 @@ func builtinPkg(b Builtin, platform policy.Platform, log *slog.Logger) *pkg {
 		if errors.As(err, &r) {
 			detail += "/" + string(r.Reason)
 		}
-		p.failed = &Failure{File: source, Reason: ReasonImportFailed, Detail: detail}
-		return p
+		return failedPkg(source, &Failure{File: source, Reason: ReasonImportFailed, Detail: detail}, declaredCodes(b.Declaration))
 	}
 	for _, d := range decl.Services {
 		r := d.Refusal

@@ -77,10 +77,12 @@ func TestDiscoverBundled(t *testing.T) {
 	if _, err := hash.Runner.Run(context.Background(), other); !isCode(err, toolerr.UnknownTool) {
 		t.Errorf("a job for another service: %v, want unknown_tool", err)
 	}
-	// Invalid parameters fail before the sandbox: no memory is reported.
+	// Invalid parameters fail before the sandbox: no memory is reported,
+	// only the validation that refused them (issue 16, item 19).
 	bad := j
 	bad.Parameters = []byte(`{"operation":"digest"}`)
-	if out, err := hash.Runner.Run(context.Background(), bad); !isCode(err, toolerr.InvalidParameters) || out != nil {
+	if out, err := hash.Runner.Run(context.Background(), bad); !isCode(err, toolerr.InvalidParameters) || out == nil ||
+		out.Memory != nil || out.FuelUsed != nil || out.Phases.InputValidation == nil || out.Phases.Startup != nil {
 		t.Errorf("invalid parameters: %+v, %v", out, err)
 	}
 
@@ -125,6 +127,39 @@ func TestDuplicateCodesQuarantineEveryClaimant(t *testing.T) {
 		registry.Failure{File: "right.wasm", ToolCode: "shared", Reason: registry.ReasonDuplicateCode})
 	if got := s.Failures(); !slices.Equal(got, want) {
 		t.Errorf("failures\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestFailedModuleClaimsCount: a module that fails to load still claims
+// the codes its sidecar declares (issue 16, item 20): a garbage module
+// declaring echo_t quarantines the healthy echo_t, duplicate_code first in
+// the contract's resolution order, and publishes nothing of its own.
+func TestFailedModuleClaimsCount(t *testing.T) {
+	dir := t.TempDir()
+	sidecarModule(t, dir, "healthy", service(t, "echo_t", nil), service(t, "solo", nil))
+	writeFile(t, filepath.Join(dir, "garbage"+registry.SidecarSuffix), declaration(t, service(t, "echo_t", nil), service(t, "lonely", nil)))
+	writeFile(t, filepath.Join(dir, "garbage.wasm"), []byte("this is not WebAssembly"))
+	age(t, filepath.Join(dir, "garbage"+registry.SidecarSuffix))
+	age(t, filepath.Join(dir, "garbage.wasm"))
+
+	cfg, _ := config(t, dir)
+	s := open(t, cfg).Snapshot()
+	if got := codes(s); !slices.Equal(got, []string{"solo"}) {
+		t.Errorf("services %v, want solo alone", got)
+	}
+	want := []registry.Failure{
+		{File: "garbage.wasm", Reason: registry.ReasonImportFailed, Detail: "module_invalid"},
+		{File: "garbage.wasm", ToolCode: "echo_t", Reason: registry.ReasonDuplicateCode},
+		{File: "healthy.wasm", ToolCode: "echo_t", Reason: registry.ReasonDuplicateCode},
+	}
+	if got := s.Failures(); !slices.Equal(got, want) {
+		t.Errorf("failures\n%+v\nwant\n%+v", got, want)
+	}
+	if f, ok := s.Quarantined("echo_t"); !ok || f.Reason != registry.ReasonDuplicateCode {
+		t.Errorf("echo_t quarantined %v as %+v, want duplicate_code", ok, f)
+	}
+	if _, ok := s.Quarantined("lonely"); ok {
+		t.Error("a failed module's code that no one else claims is listed as a quarantined code")
 	}
 }
 

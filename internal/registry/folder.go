@@ -308,6 +308,7 @@ type loaded struct {
 	same      bool         // the content is old's
 	tool      LoadedModule // loaded; closed when discarded
 	loadErr   error        // refused at load
+	claimed   []string     // refused at load: the codes its sidecar declares
 	sum       [sha256.Size]byte
 	read      time.Time
 }
@@ -365,7 +366,11 @@ func (r *Registry) loadOne(ctx context.Context, obs *LoadObserver, j *loadJob) l
 		}
 		return loaded{ended: true}
 	}
-	return loaded{tool: tool, loadErr: err, sum: sum, read: read}
+	out := loaded{tool: tool, loadErr: err, sum: sum, read: read}
+	if err != nil {
+		out.claimed = declaredCodes(files.Sidecar)
+	}
+	return out
 }
 
 // finish records a load job's outcome as the file's entry, and publishes
@@ -415,7 +420,7 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 		e = &c
 	case out.loadErr != nil:
 		r.log.Warn("registry: module refused", "file", source, "path", path, "error", out.loadErr)
-		e = r.failedEntry(j.old, j.stamp, &pkg{source: source, failed: moduleFailure(source, out.loadErr)}, false)
+		e = r.failedEntry(j.old, j.stamp, failedPkg(source, moduleFailure(source, out.loadErr), out.claimed), false)
 		e.sum, e.verified = out.sum, out.read
 	default:
 		m := &module{tool: out.tool, file: source, log: r.log, closed: r.moduleClosed}
