@@ -83,6 +83,10 @@ type Config struct {
 	// ADR-027's "true" when empty, or RFC 9745's "@<unix seconds>" (see
 	// ParseDeprecation).
 	Deprecation string
+	// EventsHeartbeat is how often a job's event stream sends a heartbeat
+	// comment when nothing else was sent; zero is DefaultEventsHeartbeat
+	// (15 s). Tests shorten it.
+	EventsHeartbeat time.Duration
 }
 
 // Server is the HTTP surface. Create it with New.

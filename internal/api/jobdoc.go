@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -138,40 +140,93 @@ type progressEvent struct {
 	Message  string `json:"message,omitempty"`
 }
 
+// DefaultEventsHeartbeat is how often a job's event stream sends a
+// heartbeat comment when nothing else was sent (Config.EventsHeartbeat).
+const DefaultEventsHeartbeat = 15 * time.Second
+
+// eventsRetryMS is the reconnection delay the event stream asks
+// EventSource clients for (its "retry:" field).
+const eventsRetryMS = 3000
+
 // jobEvents is GET /jobs/:id/events: server-sent events, "state" with the
 // tools.job@1 document and "progress" with the percentage, ending after a
 // final state (or when the server drains).
+//
+// Each event has an id: "<version>" for a state event (the job's version),
+// "<version>.<n>" for a progress report of that version. A client that
+// reconnects with Last-Event-ID is not sent again the states it has: the
+// stream resumes with what is newer (the current progress, later states);
+// when the job is final and its final state is the one the client has, the
+// answer is 204, which tells an EventSource to stop reconnecting. The stream
+// starts with "retry:", sends a heartbeat comment after each heartbeat
+// interval without an event, and moves its write deadline forward at every
+// write (http.ResponseController), so it outlives the server's write
+// timeout for as long as the job runs and the client reads.
 func (s *Server) jobEvents(c *gin.Context) {
 	ctx := c.Request.Context()
+	seen, resumed := lastEventVersion(c.GetHeader("Last-Event-ID"))
 	ch, err := s.cfg.Jobs.Subscribe(ctx, c.Param("id"), s.owner(c))
 	if err != nil {
 		s.jobsProblem(c, err)
 		return
 	}
+	// The first event is the job as it is now: a resumed stream whose
+	// client has its final state has nothing to send.
+	var first jobs.Event
+	var open bool
+	select {
+	case first, open = <-ch:
+	case <-s.drained:
+	}
+	if !open {
+		return
+	}
+	if resumed && first.Version <= seen && first.State.Final() {
+		c.Status(http.StatusNoContent)
+		return
+	}
+	heartbeat := s.cfg.EventsHeartbeat
+	if heartbeat <= 0 {
+		heartbeat = DefaultEventsHeartbeat
+	}
 	w := c.Writer
+	rc := http.NewResponseController(w)
+	write := func(format string, args ...any) bool {
+		// Each write may take up to two heartbeats: a client that stops
+		// reading is let go then, one that reads is kept however long.
+		_ = rc.SetWriteDeadline(time.Now().Add(2*heartbeat + time.Second))
+		if _, err := fmt.Fprintf(w, format, args...); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	w.Flush()
+	if !write("retry: %d\n\n", eventsRetryMS) {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	var progressN int64
+	ev, ok := first, true
 	for {
-		var ev jobs.Event
-		var ok bool
-		select {
-		case ev, ok = <-ch:
-		case <-s.drained:
-		}
 		if !ok {
 			return
 		}
 		var data any
+		var id string
 		switch ev.Kind {
 		case jobs.EventState:
+			if resumed && ev.Version <= seen {
+				break // the client has it
+			}
 			d, err := s.document(ctx, ev.Job)
 			if err != nil {
 				return
 			}
-			data = d
+			data, id = d, strconv.FormatInt(ev.Version, 10)
 		case jobs.EventProgress:
 			p := progressEvent{}
 			if ev.Progress != nil {
@@ -180,19 +235,45 @@ func (s *Server) jobEvents(c *gin.Context) {
 					p.Progress = min(100, max(0, p.Done*100/p.Total))
 				}
 			}
-			data = p
-		default:
-			continue
+			progressN++
+			data, id = p, strconv.FormatInt(ev.Version, 10)+"."+strconv.FormatInt(progressN, 10)
 		}
-		b, err := json.Marshal(data)
-		if err != nil {
-			return
+		if data != nil {
+			b, err := json.Marshal(data)
+			if err != nil {
+				return
+			}
+			if !write("id: %s\nevent: %s\ndata: %s\n\n", id, ev.Kind, b) {
+				return
+			}
+			tick.Reset(heartbeat)
 		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Kind, b); err != nil {
-			return
+	wait:
+		for {
+			select {
+			case ev, ok = <-ch:
+				break wait
+			case <-tick.C:
+				if !write(": heartbeat\n\n") {
+					return
+				}
+			case <-s.drained:
+				return
+			}
 		}
-		w.Flush()
 	}
+}
+
+// lastEventVersion reads a Last-Event-ID of the job event stream: the job
+// version the client has seen, from "<version>" or "<version>.<n>".
+// Anything else is no resumption.
+func lastEventVersion(h string) (int64, bool) {
+	v, _, _ := strings.Cut(strings.TrimSpace(h), ".")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // jobFile is GET /jobs/:id/files/:name: to the owner, or to anyone with a

@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,5 +135,105 @@ func TestJobReadableAfterFilesExpire(t *testing.T) {
 	kinds, data := r.sse(run.ID)
 	if len(kinds) == 0 || kinds[len(kinds)-1] != "state" || !bytes.Contains(data[len(data)-1], []byte(`"succeeded"`)) {
 		t.Errorf("events after expiry: %v", kinds)
+	}
+}
+
+// sseEvent is one event of a job's event stream.
+type sseEvent struct{ id, kind, data string }
+
+// sseStream reads job id's event stream, sending lastID as Last-Event-ID
+// when set, to its end: the status, the retry field, the number of
+// heartbeat comments and the events.
+func (r *rig) sseStream(id, lastID string) (status int, retry string, heartbeats int, evs []sseEvent) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", r.url+"/api/v1/jobs/"+id+"/events", nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev.kind != "" {
+				evs = append(evs, ev)
+			}
+			ev = sseEvent{}
+		case line == ": heartbeat":
+			heartbeats++
+		case strings.HasPrefix(line, "retry: "):
+			retry = strings.TrimPrefix(line, "retry: ")
+		case strings.HasPrefix(line, "id: "):
+			ev.id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "event: "):
+			ev.kind = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			ev.data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		r.t.Errorf("events of %s: %v (after %d events)", id, err, len(evs))
+	}
+	return resp.StatusCode, retry, heartbeats, evs
+}
+
+// TestJobEventsStream (issue 16, item 9): a job's event stream starts with
+// retry:, gives every event an id, sends heartbeat comments while nothing
+// happens, and stays open past the HTTP server's write timeout (1 s here)
+// until the job's final state; a client that reconnects with
+// Last-Event-ID is not sent again the states it has, and one that has the
+// final state gets 204.
+func TestJobEventsStream(t *testing.T) {
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Natives = testNatives()
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond, EventsHeartbeat: 100 * time.Millisecond, WriteTimeout: time.Second}
+	})
+	id := r.submitSleeper(r.token, 2500)
+	status, retry, heartbeats, evs := r.sseStream(id, "")
+	if status != http.StatusOK || retry == "" || heartbeats == 0 || len(evs) < 2 {
+		t.Fatalf("events: %d retry %q, %d heartbeats, %+v", status, retry, heartbeats, evs)
+	}
+	last := evs[len(evs)-1]
+	if last.kind != "state" || !strings.Contains(last.data, `"state":"succeeded"`) {
+		t.Fatalf("the stream ended before the final state: %+v", evs)
+	}
+	ids := map[string]bool{}
+	for _, ev := range evs {
+		if ev.id == "" || ids[ev.id] {
+			t.Errorf("an event without its own id: %+v", ev)
+		}
+		ids[ev.id] = true
+	}
+	// Resumed after the first state: that state is not sent again, the
+	// final one is.
+	first := evs[0]
+	status, _, _, resumed := r.sseStream(id, first.id)
+	if status != http.StatusOK || len(resumed) == 0 {
+		t.Fatalf("resumed after %s: %d %+v", first.id, status, resumed)
+	}
+	for _, ev := range resumed {
+		if ev.id == first.id {
+			t.Errorf("resumed after %s, sent it again: %+v", first.id, resumed)
+		}
+	}
+	if ev := resumed[len(resumed)-1]; ev.id != last.id || ev.kind != "state" {
+		t.Errorf("resumed stream ends with %+v, want the final state %s", ev, last.id)
+	}
+	// The client has the final state: nothing more, 204.
+	if status, _, _, evs := r.sseStream(id, last.id); status != http.StatusNoContent || len(evs) != 0 {
+		t.Errorf("resumed after the final state: %d %+v", status, evs)
 	}
 }

@@ -182,6 +182,13 @@ type JobsConfig struct {
 	// (jobs.Config; docs/jobs.md).
 	MinFreeBytes    int64
 	StorageInterval time.Duration
+	// EventsHeartbeat is how often a job's event stream sends a heartbeat
+	// comment (api.DefaultEventsHeartbeat, 15 s, when zero).
+	EventsHeartbeat time.Duration
+	// WriteTimeout replaces the HTTP server's write timeout (the
+	// platform's client deadline) when positive; tests shorten it to
+	// show that an event stream outlives it.
+	WriteTimeout time.Duration
 }
 
 // SigningKeyFile is the file in the data folder holding the key of signed
@@ -338,11 +345,12 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
 		},
-		RuntimeID:     runtimeID(),
-		Version:       cfg.Version,
-		Logger:        cfg.Logger,
-		NativeWorkers: nativeWorkers(s.supervisor),
-		Deprecation:   cfg.Deprecation,
+		RuntimeID:       runtimeID(),
+		Version:         cfg.Version,
+		Logger:          cfg.Logger,
+		NativeWorkers:   nativeWorkers(s.supervisor),
+		Deprecation:     cfg.Deprecation,
+		EventsHeartbeat: cfg.Jobs.EventsHeartbeat,
 	})
 	// The API serves /metrics too (api.Config.Metrics), with HEAD, 405 and
 	// request ids like every route.
@@ -360,6 +368,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		WriteTimeout: time.Duration(cfg.Platform.ClientTimeoutMS) * time.Millisecond,
 		IdleTimeout:  2 * time.Minute,
 		ErrorLog:     slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	if cfg.Jobs.WriteTimeout > 0 {
+		s.http.WriteTimeout = cfg.Jobs.WriteTimeout
 	}
 	return s, nil
 }
