@@ -31,10 +31,17 @@ type Request struct {
 	Egress bool
 	// Target is the host (or URL, or host:port) an egress run is aimed at.
 	Target string
+	// TargetAddr is the address Target resolves to (the one a probe
+	// dials), when the caller resolved it; the zero Addr when unknown.
+	// An IP literal Target is its own address.
+	TargetAddr netip.Addr
 	// PerTargetPerMinute is the descriptor's limits.perTargetPerMinute:
-	// runs of this tool per minute against one target, across all
-	// callers; 0 for none. The bucket is keyed by (Tool, normalised
-	// Target), so each tool keeps the limit its descriptor declares.
+	// runs per minute against one target, across all callers and every
+	// egress tool; 0 for none. Two buckets count a run: one keyed by the
+	// normalised Target (the name typed) and one by its address (Target
+	// itself when it is an IP literal, else TargetAddr), so that a name
+	// and its address, or two names of one address, share the limit. A
+	// bucket takes the limit of the run being admitted.
 	PerTargetPerMinute int
 }
 
@@ -210,21 +217,40 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 		}
 	}
 
-	// Per-target throttle, across all callers.
+	// Per-target throttle, across all callers and egress tools: by the
+	// name typed, then by the address it reaches. The answer shows the
+	// tighter of the two buckets as "target".
 	if req.PerTargetPerMinute > 0 && req.Target != "" {
 		ta := Allowance{Burst: req.PerTargetPerMinute, PerMinute: req.PerTargetPerMinute}
 		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy("target", ta, UnitRequest))
-		t, err := g.cfg.Limiter.Take(ctx, "t\x00"+req.Tool+"\x00"+NormalizeTarget(req.Target), ta, 1, now)
-		switch {
-		case err != nil:
-		case t.OK:
-			ad.taken = append(ad.taken, t.Undo)
-			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField("target", t.Remaining, t.Reset))
-		default:
-			ad.d.Limits.Limit = append(ad.d.Limits.Limit, refusedField("target", t.RetryAfter))
-			if ad.refuse(ReasonThrottled, t.RetryAfter) {
-				return ad.done()
+		keys := targetKeys(req)
+		field, refused := "", false
+		least := math.MaxInt
+		for _, k := range keys {
+			if k == "" {
+				continue
 			}
+			t, err := g.cfg.Limiter.Take(ctx, k, ta, 1, now)
+			switch {
+			case err != nil:
+			case t.OK:
+				ad.taken = append(ad.taken, t.Undo)
+				if t.Remaining < least {
+					least, field = t.Remaining, limitField("target", t.Remaining, t.Reset)
+				}
+			default:
+				field, refused = refusedField("target", t.RetryAfter), true
+				if ad.refuse(ReasonThrottled, t.RetryAfter) {
+					ad.d.Limits.Limit = append(ad.d.Limits.Limit, field)
+					return ad.done()
+				}
+			}
+			if refused {
+				break
+			}
+		}
+		if field != "" {
+			ad.d.Limits.Limit = append(ad.d.Limits.Limit, field)
 		}
 	}
 	return ad.done()
@@ -350,6 +376,24 @@ func rateItem(name, k1 string, v1 int, k2 string, v2 int, unit string) string {
 		b = strconv.AppendQuote(b, unit)
 	}
 	return string(b)
+}
+
+// targetKeys are the per-target buckets of req: its name's and its
+// address's ("" for one that is the same bucket or unknown).
+func targetKeys(req Request) [2]string {
+	name := NormalizeTarget(req.Target)
+	addr := req.TargetAddr
+	if a, err := netip.ParseAddr(name); err == nil {
+		addr = a
+	}
+	var keys [2]string
+	if addr.IsValid() {
+		keys[1] = "t\x00a\x00" + addr.Unmap().WithZone("").String()
+	}
+	if keys[1] == "" || addr.Unmap().WithZone("").String() != name {
+		keys[0] = "t\x00n\x00" + name
+	}
+	return keys
 }
 
 // NormalizeTarget reduces an egress target to the host its throttle is

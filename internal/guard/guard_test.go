@@ -653,3 +653,45 @@ func TestBearer(t *testing.T) {
 		}
 	}
 }
+
+// TestPerTargetThrottleByAddressAcrossTools: the per-target throttle is
+// keyed by the address reached as well as the name typed, and shared by
+// every egress tool (issue 16, item 14).
+func TestPerTargetThrottleByAddressAcrossTools(t *testing.T) {
+	clk := newClock()
+	g := newGuard(t, Config{Mode: Enforce, Now: clk.Now})
+	addr := netip.MustParseAddr("203.0.113.9")
+	req := func(tool, target string, resolved netip.Addr) Request {
+		return Request{Tool: tool, QuotaClass: ClassFetch, Cost: 1, Anonymous: true, Egress: true,
+			Target: target, TargetAddr: resolved, PerTargetPerMinute: 3}
+	}
+	c := Caller{Tier: User, Key: "p:bob"}
+	for i, r := range []Request{
+		req("port_check", "203.0.113.9", netip.Addr{}),         // the address itself
+		req("tcp_ping", "a.example", addr),                     // a name of it, another tool
+		req("tls_check", "[::ffff:203.0.113.9]", netip.Addr{}), // its mapped form
+	} {
+		if d, _ := g.Admit(context.Background(), c, r); !d.Allowed {
+			t.Fatalf("run %d: %+v", i, d)
+		}
+	}
+	// Another name of the same address, another tool: throttled.
+	d, _ := g.Admit(context.Background(), c, req("http_headers", "https://b.example/x", addr))
+	if d.Allowed || d.Reason != ReasonThrottled {
+		t.Fatalf("another name of the address: %+v", d)
+	}
+	// The name a.example was used once; with another address it still
+	// has its own bucket, and its new address is fresh.
+	if d, _ := g.Admit(context.Background(), c, req("tcp_ping", "a.example", netip.MustParseAddr("198.51.100.1"))); !d.Allowed {
+		t.Fatalf("a.example at another address: %+v", d)
+	}
+	// A name whose address is unknown counts by its name alone.
+	for i := range 3 {
+		if d, _ := g.Admit(context.Background(), c, req("dns_lookup", "c.example", netip.Addr{})); !d.Allowed {
+			t.Fatalf("c.example run %d: %+v", i, d)
+		}
+	}
+	if d, _ := g.Admit(context.Background(), c, req("port_check", "C.example.", netip.Addr{})); d.Allowed {
+		t.Fatal("c.example: a fourth run within the minute was admitted")
+	}
+}

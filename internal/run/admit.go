@@ -3,8 +3,12 @@ package run
 import (
 	"context"
 	"maps"
+	"net"
+	"net/netip"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/executor"
@@ -72,7 +76,39 @@ func egressTarget(input map[string]any) string {
 // for a tool that is not an egress tool (it is admitted before its body
 // is read). A refusal is a *Refusal.
 func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input map[string]any) (*Admission, error) {
-	return a.decide(ctx, o, guardRequest(svc, input))
+	req := guardRequest(svc, input)
+	if req.PerTargetPerMinute > 0 && req.Target != "" {
+		req.TargetAddr = resolveTarget(ctx, req.Target)
+	}
+	return a.decide(ctx, o, req)
+}
+
+// targetResolveBudget bounds the lookup of a throttled target's address
+// at admission.
+const targetResolveBudget = time.Second
+
+// resolveTarget is the address a throttled egress target reaches, for its
+// per-target bucket (docs/guard.md, "Admission"): an IP literal as it is,
+// a name's first address as the resolver orders them (the one a probe
+// dials when it is allowed), the zero Addr when the name does not resolve
+// within targetResolveBudget (its name's bucket still counts). The probe
+// resolves again when it runs and checks what it dials (docs/egress.md);
+// this lookup only keys the throttle.
+func resolveTarget(ctx context.Context, target string) netip.Addr {
+	host := guard.NormalizeTarget(target)
+	if a, err := netip.ParseAddr(host); err == nil {
+		return a
+	}
+	if host == "" || strings.ContainsAny(host, " /") {
+		return netip.Addr{}
+	}
+	ctx, cancel := context.WithTimeout(ctx, targetResolveBudget)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return netip.Addr{}
+	}
+	return addrs[0].Unmap().WithZone("")
 }
 
 // decide is Admit for a guard request.

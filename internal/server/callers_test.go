@@ -118,3 +118,48 @@ func TestAbuseRules(t *testing.T) {
 		}
 	}
 }
+
+// TestPerTargetThrottleByAddress: over the live server, the per-target
+// throttle counts an address and its names together, across every probe
+// tool and caller (issue 16, item 14): 127.0.0.1 by port_check and
+// localhost by tcp_ping share one limit.
+func TestPerTargetThrottleByAddress(t *testing.T) {
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce}
+		c.ProbeAllow = "127.0.0.0/8"
+	})
+	ctx := context.Background()
+	bob, err := r.srv.Accounts().CreateUserToken(ctx, "bob", []string{auth.CapabilityNetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dave, err := r.srv.Accounts().CreateUserToken(ctx, "dave", []string{auth.CapabilityNetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := `{"input":{"operation":"check","host":%q,"ports":[9]}}`
+	ping := `{"input":{"operation":"ping","host":%q,"port":9,"count":1}}`
+	runs := []struct {
+		tool, body, host, token string
+	}{
+		{"port_check", port, "127.0.0.1", bob},
+		{"tcp_ping", ping, "localhost", dave},
+	}
+	admitted := 0
+	for i := 0; i < 20; i++ {
+		run := runs[i%2]
+		status, h, body := r.send("POST", "/api/v1/tools/"+run.tool+"/run", cred{bearer: run.token}, []byte(fmt.Sprintf(run.body, run.host)))
+		if status == http.StatusTooManyRequests {
+			problemCode(t, "throttled", status, h, body, http.StatusTooManyRequests, "tools.caller.throttled")
+			break
+		}
+		if status != http.StatusOK {
+			t.Fatalf("run %d (%s %s): %d %s", i, run.tool, run.host, status, body)
+		}
+		admitted++
+	}
+	// netprobe.PerTargetPerMinute runs, shared by the address and its name.
+	if admitted != 6 {
+		t.Errorf("admitted %d runs against 127.0.0.1 and localhost, want 6 in all", admitted)
+	}
+}
