@@ -14,8 +14,10 @@ import (
 // the service's own declaration (its platform block, defaults filled) and
 // its effective policies, except the status of a service the registry
 // published unavailable: it is "unavailable", with the reason from
-// [StatusReason]. The descriptor shares the definition's schemas and
-// preset: callers must not modify them.
+// [StatusReason]. Its schemas are the definition's without their
+// discriminator keywords (OpenAPI's, not JSON Schema's: discriminator.go).
+// The descriptor shares the definition's schemas and preset: callers must
+// not modify them.
 func Tool(svc *registry.Service) contracts.Tool {
 	d := svc.Definition
 	p := d.Platform
@@ -28,9 +30,9 @@ func Tool(svc *registry.Service) contracts.Tool {
 		StatusReason: p.StatusReason,
 		Execution:    p.Execution,
 		API:          p.API,
-		Input:        d.InputSchema,
+		Input:        withoutDiscriminator(d.InputSchema),
 		Files:        slices.Clone(p.Files),
-		Output:       contracts.Output{Schema: d.OutputSchema, Files: p.OutputFiles},
+		Output:       contracts.Output{Schema: withoutDiscriminator(d.OutputSchema), Files: p.OutputFiles},
 		Limits:       contracts.Limits{Operations: []contracts.OperationLimits{}, PerTargetPerMinute: p.PerTargetPerMinute},
 		Auth:         contracts.Auth{Anonymous: p.Anonymous},
 		QuotaClass:   p.QuotaClass,
@@ -136,8 +138,8 @@ func Schema(svc *registry.Service) SchemaDocument {
 		Schema: schema.Dialect,
 		ID:     id,
 		Defs: map[string]any{
-			contracts.SchemaInput:  embedded(d.InputSchema, id+"/"+contracts.SchemaInput),
-			contracts.SchemaOutput: embedded(d.OutputSchema, id+"/"+contracts.SchemaOutput),
+			contracts.SchemaInput:  embedded(withoutDiscriminator(d.InputSchema), id+"/"+contracts.SchemaInput),
+			contracts.SchemaOutput: embedded(withoutDiscriminator(d.OutputSchema), id+"/"+contracts.SchemaOutput),
 		},
 	}
 }

@@ -211,3 +211,59 @@ func TestOpenAPITooling(t *testing.T) {
 		t.Logf("%s:\n%s", s.name, out)
 	}
 }
+
+// hasDiscriminator reports whether the JSON value n holds a discriminator
+// keyword anywhere (a property named so would count too: none is).
+func hasDiscriminator(n any) bool {
+	switch n := n.(type) {
+	case map[string]any:
+		if _, ok := n["discriminator"]; ok {
+			return true
+		}
+		for _, c := range n {
+			if hasDiscriminator(c) {
+				return true
+			}
+		}
+	case []any:
+		for _, c := range n {
+			if hasDiscriminator(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The discriminator keyword is OpenAPI's: the descriptors' schemas and the
+// schema document (JSON Schema 2020-12, which ajv's strict mode holds to)
+// do not carry it, the OpenAPI document does, its mapping pointing at the
+// lifted components (issue 16 item 26). The operation unions of the
+// bundled tools declare one, so the check is not vacuous.
+func TestDiscriminatorOnlyInOpenAPI(t *testing.T) {
+	snap := realSnapshot(t)
+	declared := 0
+	for _, svc := range snap.Services() {
+		if hasDiscriminator(svc.Definition.InputSchema) || hasDiscriminator(svc.Definition.OutputSchema) {
+			declared++
+		}
+		d := catalog.Tool(svc)
+		if hasDiscriminator(d.Input) || hasDiscriminator(d.Output.Schema) {
+			t.Errorf("%s: the descriptor's schemas keep a discriminator", svc.Definition.ToolCode)
+		}
+		if hasDiscriminator(catalog.Schema(svc).Defs) {
+			t.Errorf("%s: the schema document keeps a discriminator", svc.Definition.ToolCode)
+		}
+	}
+	if declared == 0 {
+		t.Fatal("no tool declares a discriminator")
+	}
+	doc := catalog.OpenAPI(snap, "1")
+	in := doc.Components.Schemas["json.input"]
+	if in == nil || in.Value.Discriminator == nil || in.Value.Discriminator.PropertyName != "operation" {
+		t.Fatalf("json.input in the OpenAPI document: no discriminator: %+v", in)
+	}
+	if got := in.Value.Discriminator.Mapping["format"].Ref; got != "#/components/schemas/json.input.format" {
+		t.Errorf("the discriminator maps format to %q", got)
+	}
+}
