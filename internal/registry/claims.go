@@ -96,6 +96,7 @@ func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 			}
 		}
 	}
+	conflicts := i18nConflicts(pkgs, claimants)
 	var services []*Service
 	var failures []Failure
 	for _, p := range pkgs {
@@ -114,6 +115,8 @@ func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 				failures = append(failures, Failure{File: p.source, ToolCode: c.code, Reason: ReasonDuplicateCode})
 			case c.refused != nil:
 				failures = append(failures, *c.refused)
+			case conflicts[c.service]:
+				failures = append(failures, Failure{File: p.source, ToolCode: c.code, Reason: ReasonDefinitionInvalid, Detail: DetailI18nKeyConflict})
 			default:
 				services = append(services, c.service)
 			}
@@ -130,7 +133,67 @@ func transact(generation uint64, pkgs []*pkg, log *slog.Logger) *Snapshot {
 		log.Warn("registry: tool code claimed more than once; every claimant is quarantined",
 			"tool_code", code, "claimants", claimants[code])
 	}
+	for svc := range conflicts {
+		log.Warn("registry: an i18n key of the service has other texts in another service; every service publishing it is refused",
+			"file", svc.Source, "tool_code", svc.Code())
+	}
 	return NewSnapshot(generation, services, failures)
+}
+
+// DetailI18nKeyConflict is the detail of a service refused
+// (definition_invalid) because one of its i18n keys is published by another
+// service with other texts.
+const DetailI18nKeyConflict = "i18n_key_conflict"
+
+// i18nConflicts returns the services, among the claims that would publish
+// (not refused, not a duplicate code), that carry a name_i18n_key or
+// description_i18n_key another such service carries with other texts in
+// some language. Like a duplicate code, a conflicting key has no winner:
+// every service publishing it is refused, since a translation catalogue
+// keyed by it could show only one of the texts. The same key with the
+// same texts is one translation and is no conflict.
+func i18nConflicts(pkgs []*pkg, claimants map[string][]string) map[*Service]bool {
+	type use struct {
+		svc   *Service
+		texts [4]string // in tooldef.Languages order
+	}
+	uses := map[string][]use{}
+	for _, p := range pkgs {
+		if p.failed != nil {
+			continue
+		}
+		for _, c := range p.claims {
+			if c.service == nil || len(claimants[c.code]) > 1 {
+				continue
+			}
+			d := c.service.Definition
+			add := func(key *string, text func(tooldef.Text) string) {
+				if key == nil {
+					return
+				}
+				var u use
+				u.svc = c.service
+				for i, lang := range tooldef.Languages[:len(u.texts)] {
+					u.texts[i] = text(d.I18n[lang])
+				}
+				uses[*key] = append(uses[*key], u)
+			}
+			add(d.NameI18nKey, func(t tooldef.Text) string { return t.Name })
+			add(d.DescriptionI18nKey, func(t tooldef.Text) string { return t.Description })
+		}
+	}
+	conflicts := map[*Service]bool{}
+	for _, us := range uses {
+		for _, u := range us[1:] {
+			if u.texts != us[0].texts {
+				for _, v := range us {
+					conflicts[v.svc] = true
+				}
+				break
+			}
+		}
+	}
+	return conflicts
 }
 
 // moduleFailure is the failure of a module refused as a whole: import_failed

@@ -163,6 +163,37 @@ func TestFailedModuleClaimsCount(t *testing.T) {
 	}
 }
 
+// TestI18nKeyConflict: an i18n key published with other texts by two
+// services (in two packages, or one) refuses every service publishing it,
+// with no winner, as a duplicate code does (issue 16, item 21); the same
+// key with the same texts is one translation.
+func TestI18nKeyConflict(t *testing.T) {
+	dir := t.TempDir()
+	key := func(k, name string) func(map[string]any) {
+		return func(s map[string]any) {
+			s["name_i18n_key"] = k
+			for _, lang := range []string{"en", "it", "fr", "es"} {
+				s["i18n"].(map[string]any)[lang].(map[string]any)["name"] = name
+			}
+		}
+	}
+	sidecarModule(t, dir, "one", service(t, "left_t", key("tools.shared.name", "Left")), service(t, "same_a", key("tools.same.name", "Same")))
+	sidecarModule(t, dir, "two", service(t, "right_t", key("tools.shared.name", "Right")), service(t, "same_b", key("tools.same.name", "Same")))
+
+	cfg, _ := config(t, dir)
+	s := open(t, cfg).Snapshot()
+	if got := codes(s); !slices.Equal(got, []string{"same_a", "same_b"}) {
+		t.Errorf("services %v, want same_a and same_b", got)
+	}
+	want := []registry.Failure{
+		{File: "one.wasm", ToolCode: "left_t", Reason: registry.ReasonDefinitionInvalid, Detail: registry.DetailI18nKeyConflict},
+		{File: "two.wasm", ToolCode: "right_t", Reason: registry.ReasonDefinitionInvalid, Detail: registry.DetailI18nKeyConflict},
+	}
+	if got := s.Failures(); !slices.Equal(got, want) {
+		t.Errorf("failures\n%+v\nwant\n%+v", got, want)
+	}
+}
+
 // Refusals are per claim and sanitised; one bad service does not hide a
 // healthy sibling; a module failed as a whole publishes nothing.
 func TestRefusals(t *testing.T) {

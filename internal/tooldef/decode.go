@@ -39,7 +39,21 @@ var (
 	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 	docSegment    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	exportPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.$-]{0,127}$`)
+	// componentKeyPattern is the shape of a renderer's component key: a
+	// lower-case identifier whose words are joined by one hyphen or
+	// underscore (the contract's pac-allocator), never a URL or a path.
+	componentKeyPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$`)
 )
+
+// MaxComponentKeyBytes is the longest component key.
+const MaxComponentKeyBytes = 64
+
+// ValidComponentKey reports whether s has the shape of a component key:
+// an identifier of a source-owned compiled renderer, not a module URL
+// (docs/contracts.md).
+func ValidComponentKey(s string) bool {
+	return len(s) <= MaxComponentKeyBytes && componentKeyPattern.MatchString(s)
+}
 
 // Decode decodes and checks a package declaration. A problem with the
 // package as a whole (not strict JSON, versions, service count, shape of
@@ -230,6 +244,8 @@ func checkMetadata(d *Definition, path string) *Refusal {
 		return refuse(BadUI, path+"/ui/kind", `must be "custom"`)
 	case strings.TrimSpace(d.UI.ComponentKey) == "":
 		return refuse(BadUI, path+"/ui/component_key", "empty")
+	case !ValidComponentKey(d.UI.ComponentKey):
+		return refuse(BadUI, path+"/ui/component_key", "not a component key: lower-case words joined by - or _, at most 64 bytes")
 	case !semverPattern.MatchString(d.UI.Version):
 		return refuse(BadVersion, path+"/ui/version", "not SemVer")
 	case !semverPattern.MatchString(d.Documentation.Version):

@@ -106,6 +106,16 @@ func TestDecodeRefusals(t *testing.T) {
 		{name: "empty i18n key", mutate: func(_, svc map[string]any) { svc["name_i18n_key"] = "" }, reason: tooldef.BadI18n, service: true},
 		{name: "bad category", mutate: func(_, svc map[string]any) { svc["category"] = "Finance" }, reason: tooldef.BadIdentifier, service: true},
 		{name: "ui kind", mutate: func(_, svc map[string]any) { svc["ui"].(map[string]any)["kind"] = "generic" }, reason: tooldef.BadUI, service: true},
+		// A component key names a compiled renderer, never a module URL
+		// or a path (issue 16, item 21).
+		{name: "component key URL", mutate: func(_, svc map[string]any) {
+			svc["ui"].(map[string]any)["component_key"] = "https://evil.example/x.js"
+		}, reason: tooldef.BadUI, service: true, path: "/services/0/ui/component_key"},
+		{name: "component key path", mutate: func(_, svc map[string]any) { svc["ui"].(map[string]any)["component_key"] = "../x" }, reason: tooldef.BadUI, service: true},
+		{name: "component key upper case", mutate: func(_, svc map[string]any) { svc["ui"].(map[string]any)["component_key"] = "PacAllocator" }, reason: tooldef.BadUI, service: true},
+		{name: "component key too long", mutate: func(_, svc map[string]any) {
+			svc["ui"].(map[string]any)["component_key"] = strings.Repeat("a", 65)
+		}, reason: tooldef.BadUI, service: true},
 		{name: "ui version", mutate: func(_, svc map[string]any) { svc["ui"].(map[string]any)["version"] = "v1" }, reason: tooldef.BadVersion, service: true},
 		{name: "documentation path absolute", mutate: func(_, svc map[string]any) { svc["documentation"].(map[string]any)["path"] = "/tools/x" }, reason: tooldef.BadDocumentation, service: true},
 		{name: "documentation path mkdocs", mutate: func(_, svc map[string]any) { svc["documentation"].(map[string]any)["path"] = "mkdocs/tools" }, reason: tooldef.BadDocumentation, service: true},

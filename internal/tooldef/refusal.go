@@ -32,7 +32,8 @@ const (
 	BadI18n Reason = "i18n_invalid"
 	// BadIdentifier: category or icon_key not in the tool-code format.
 	BadIdentifier Reason = "identifier_invalid"
-	// BadUI: ui.kind is not "custom" or component_key is empty.
+	// BadUI: ui.kind is not "custom", or component_key is empty or not a
+	// component key (a URL, a path).
 	BadUI Reason = "ui_invalid"
 	// BadDocumentation: documentation.path breaks the path rules.
 	BadDocumentation Reason = "documentation_invalid"
