@@ -39,10 +39,10 @@ var (
 	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
 	docSegment    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	exportPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.$-]{0,127}$`)
-	// componentKeyPattern is the shape of a renderer's component key: a
-	// lower-case identifier whose words are joined by one hyphen or
-	// underscore (the contract's pac-allocator), never a URL or a path.
-	componentKeyPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$`)
+	// componentKeyPattern is the shape of a renderer's component key: the
+	// tool code format with hyphens too (the contract's pac-allocator),
+	// never a URL or a path.
+	componentKeyPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 )
 
 // MaxComponentKeyBytes is the longest component key.
@@ -245,7 +245,7 @@ func checkMetadata(d *Definition, path string) *Refusal {
 	case strings.TrimSpace(d.UI.ComponentKey) == "":
 		return refuse(BadUI, path+"/ui/component_key", "empty")
 	case !ValidComponentKey(d.UI.ComponentKey):
-		return refuse(BadUI, path+"/ui/component_key", "not a component key: lower-case words joined by - or _, at most 64 bytes")
+		return refuse(BadUI, path+"/ui/component_key", "not a component key: [a-z][a-z0-9_-]*, at most 64 bytes")
 	case !semverPattern.MatchString(d.UI.Version):
 		return refuse(BadVersion, path+"/ui/version", "not SemVer")
 	case !semverPattern.MatchString(d.Documentation.Version):
