@@ -168,12 +168,17 @@ func TestJobToolsLargePDF(t *testing.T) {
 		part{name: "file", content: big, file: true})
 	rendered("render job", finish("render job", status, body, "pages-0-png.png"))
 
-	// Every item's scratch folder is gone with its item.
-	left, err := os.ReadDir(filepath.Join(dataDir, server.ScratchDir))
-	if err != nil && !os.IsNotExist(err) {
+	// The items' scratch folders were in the data folder (the
+	// supervisor's instance folder stays until it closes), and every
+	// item's is gone with its item.
+	if inst, _ := filepath.Glob(filepath.Join(dataDir, server.ScratchDir, "*")); len(inst) != 1 {
+		t.Errorf("scratch instance folders: %v", inst)
+	}
+	left, err := filepath.Glob(filepath.Join(dataDir, server.ScratchDir, "*", "*"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range left {
-		t.Errorf("left in the scratch folder: %s", e.Name())
+	for _, name := range left {
+		t.Errorf("left in the scratch folder: %s", name)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync/atomic"
@@ -48,6 +49,8 @@ func (s *Supervisor) setup() error {
 	}
 	h := &host{self: self.identity(), pageSize: int64(os.Getpagesize())}
 	instance := fmt.Sprintf("%d-%d-%d", self.PID, self.StartTime, instances.Add(1))
+	s.scratch = filepath.Join(s.cfg.ScratchDir, instance)
+	s.reapScratch()
 
 	want := s.cfg.MemoryMode
 	var reasons []error
@@ -114,6 +117,28 @@ func (s *Supervisor) reap(cg cgroupHost) {
 			continue
 		}
 		s.log.Info("supervisor: reaped a stale instance's job cgroups", "instance", name)
+	}
+}
+
+// reapScratch removes the scratch instance folders under
+// Config.ScratchDir whose owner process is gone: a server that crashed or
+// was killed left its items' scratch data there. A live owner's folder is
+// left alone: another server may share the folder.
+func (s *Supervisor) reapScratch() {
+	entries, err := os.ReadDir(s.cfg.ScratchDir)
+	if err != nil {
+		return // none yet
+	}
+	for _, e := range entries {
+		owner, ok := instanceOwner(e.Name())
+		if !ok || !e.IsDir() || alive(owner) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.cfg.ScratchDir, e.Name())); err != nil {
+			s.log.Error("supervisor: removing a stale scratch folder", "instance", e.Name(), "error", err)
+			continue
+		}
+		s.log.Info("supervisor: removed a stale scratch folder", "instance", e.Name())
 	}
 }
 

@@ -5,6 +5,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -55,7 +56,7 @@ func TestScratchRemoved(t *testing.T) {
 			ids := readReport(t, file, 2)
 
 			// While the item runs, its data is in its own folder.
-			item := filepath.Join(root, "item-"+job.ExecutionID)
+			item := filepath.Join(s.scratch, "item-"+job.ExecutionID)
 			models, _ := filepath.Glob(filepath.Join(item, "pac-*", "model.lp"))
 			if len(models) != 1 {
 				t.Errorf("models in the item's scratch folder: %v", models)
@@ -68,7 +69,7 @@ func TestScratchRemoved(t *testing.T) {
 			tt.end(cancel, ids[0].PID)
 			wantCode(t, <-done, tt.code)
 			assertGone(t, ids)
-			left, err := os.ReadDir(root)
+			left, err := os.ReadDir(s.scratch)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,6 +79,35 @@ func TestScratchRemoved(t *testing.T) {
 			noTempModel(t, token)
 			cgroupEmpty(t, s)
 		})
+	}
+}
+
+// TestScratchReapedAtStart: the scratch instance folder of a process that
+// is gone (a server killed with its items running) is removed by the next
+// supervisor on the same folder; a live process's is left alone.
+func TestScratchReapedAtStart(t *testing.T) {
+	root := t.TempDir()
+	self, err := readStat(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pid that is ours but with another start time: its owner is gone.
+	stale := filepath.Join(root, fmt.Sprintf("%d-%d-1", self.PID, self.StartTime+1), "item-x", "pac-1")
+	live := filepath.Join(root, fmt.Sprintf("%d-%d-999", self.PID, self.StartTime), "item-y")
+	for _, d := range []string{stale, live} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "model.lp"), []byte("prices"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newSupervisor(t, "", func(c *Config) { c.ScratchDir = root })
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(stale))); !os.IsNotExist(err) {
+		t.Errorf("the stale instance folder: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live instance folder: %v", err)
 	}
 }
 

@@ -92,11 +92,14 @@ type Config struct {
 	// starts a fresh worker. `toolhost serve` sets [DefaultSpares].
 	Spares int
 	// ScratchDir is the folder under which each item gets its own scratch
-	// folder (<ScratchDir>/item-<execution id>, mode 0700), made before the
+	// folder (<ScratchDir>/<instance>/item-<execution id>, mode 0700, the
+	// instance named as the cgroup instances are), made before the
 	// worker is handed the item and removed once its process tree is
 	// confirmed gone, whatever the outcome. The worker's engines keep
 	// every temporary file there (native.Context.ScratchDir; the worker's
-	// TMPDIR points at it). Default: toolhost-scratch in os.TempDir();
+	// TMPDIR points at it). New removes the instance folders of processes
+	// that are gone (a crashed server's). Default: toolhost-scratch in
+	// os.TempDir();
 	// `toolhost serve` uses <data>/scratch.
 	ScratchDir string
 }
@@ -163,6 +166,9 @@ type Supervisor struct {
 	mode   string
 	sys    *host      // the platform's machinery; nil when no job can run
 	spares *sparePool // nil without spares
+	// scratch is this supervisor's folder of item scratch folders:
+	// <Config.ScratchDir>/<instance>, made with the first item.
+	scratch string
 	// freshWorkers counts the items that started a fresh worker.
 	freshWorkers atomic.Uint64
 	// removing tracks the removals of emptied job cgroups (removeEmpty);
@@ -293,6 +299,13 @@ func (s *Supervisor) Close(ctx context.Context) error {
 		return sparesErr
 	}
 	s.removing.Wait()
+	if s.scratch != "" {
+		// Every item's own folder is gone already; this removes the
+		// instance folder.
+		if err := os.RemoveAll(s.scratch); err != nil {
+			s.log.Error("supervisor: removing the scratch folder", "error", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.released {
@@ -429,12 +442,17 @@ func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, erro
 }
 
 // makeScratch makes the scratch folder of execution id, owned by the item
-// alone (0700), under Config.ScratchDir.
+// alone (0700), in this supervisor's instance folder under
+// Config.ScratchDir.
 func (s *Supervisor) makeScratch(id string) (string, error) {
-	if err := os.MkdirAll(s.cfg.ScratchDir, 0o700); err != nil {
+	root := s.scratch
+	if root == "" {
+		root = s.cfg.ScratchDir
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(s.cfg.ScratchDir, "item-"+id)
+	dir := filepath.Join(root, "item-"+id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", err
 	}
