@@ -76,7 +76,7 @@ func (s *Server) diagnostics(c *gin.Context) {
 		}
 	}
 	for _, svc := range snap.Services() {
-		ds := DiagnosedService{Descriptor: catalog.Describe(svc), Source: svc.Source,
+		ds := DiagnosedService{Descriptor: catalog.Describe(svc, s.platform), Source: svc.Source,
 			Available: svc.Unavailable == nil, Unavailable: svc.Unavailable}
 		ds.Tier, ds.TierFailure = svc.Tier()
 		d.Descriptors = append(d.Descriptors, ds)

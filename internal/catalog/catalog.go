@@ -98,7 +98,7 @@ func Build(p policy.Platform, s *registry.Snapshot) *Catalog {
 			c.Unavailable = append(c.Unavailable, Unavailable{ToolCode: svc.Code(), Reason: reason})
 			continue
 		}
-		c.Items = append(c.Items, Describe(svc))
+		c.Items = append(c.Items, Describe(svc, p))
 	}
 	for _, f := range s.Failures() {
 		if f.ToolCode == "" || listed[f.ToolCode] {
@@ -111,15 +111,17 @@ func Build(p policy.Platform, s *registry.Snapshot) *Catalog {
 	return c
 }
 
-// Describe returns the descriptor of svc. The operations of a service
-// whose policy cannot be clamped are listed with their names only.
-func Describe(svc *registry.Service) Descriptor {
+// Describe returns the descriptor of svc under platform policy p. A
+// service whose policy cannot be clamped (unavailable) has no effective
+// policy: its operations show the policy it declared, defaults applied,
+// with p's ingress, output and response reserves, never invented values.
+func Describe(svc *registry.Service, p policy.Platform) Descriptor {
 	d := svc.Definition
 	ops := make([]policy.Effective, 0, len(d.Operations))
-	for _, name := range d.OperationNames() {
-		eff, ok := svc.Effective[name]
+	for _, op := range d.Operations {
+		eff, ok := svc.Effective[op.Policy.Name]
 		if !ok {
-			eff = policy.Effective{Name: name}
+			eff = declared(op.Policy, p)
 		}
 		ops = append(ops, eff)
 	}
@@ -140,5 +142,19 @@ func Describe(svc *registry.Service) Descriptor {
 		Operations:            ops,
 		InputSchema:           d.InputSchema,
 		OutputSchema:          d.OutputSchema,
+	}
+}
+
+// declared is the operation policy op as declared, in the effective
+// policy's shape, with p's reserves: what diagnostics shows of a service
+// whose policy cannot be clamped.
+func declared(op policy.Operation, p policy.Platform) policy.Effective {
+	return policy.Effective{
+		Name: op.Name, Pure: op.Pure, Deterministic: op.Deterministic, Deduplication: op.Deduplication,
+		MaxParameterBytes: op.MaxParameterBytes, MaxResultBytes: op.MaxResultBytes,
+		QueueTimeoutMS: op.QueueTimeoutMS, EngineTimeoutMS: op.EngineTimeoutMS, SoftTimeoutMS: op.SoftTimeoutMS,
+		HardTimeoutMS: op.HardTimeoutMS, CleanupTimeoutMS: op.CleanupTimeoutMS, RequestTimeoutMS: op.RequestTimeoutMS,
+		ClientTimeoutMS: op.ClientTimeoutMS, MemoryLimitBytes: op.MemoryLimitBytes,
+		IngressTimeoutMS: p.IngressTimeoutMS, OutputReserveMS: p.OutputReserveMS, ResponseReserveMS: p.ResponseReserveMS,
 	}
 }

@@ -47,6 +47,35 @@ func effective(t *testing.T, p policy.Platform, d *tooldef.Definition) map[strin
 	return m
 }
 
+// TestDescribeUnavailableShowsDeclaredPolicy: a service whose policy
+// cannot be clamped has no effective policy; its descriptor (diagnostics)
+// shows the policy it declared, never invented values such as pure false,
+// an empty deduplication or limits of 0 (issue 16, item 22).
+func TestDescribeUnavailableShowsDeclaredPolicy(t *testing.T) {
+	p := policy.DefaultPlatform()
+	d := allocator(t)
+	unusable := &registry.Service{Definition: d, Source: "b.wasm", Unavailable: toolerr.New(toolerr.InvalidOperationPolicy)}
+	got := catalog.Describe(unusable, p).Operations
+	if len(got) != len(d.Operations) {
+		t.Fatalf("operations %+v, want %d", got, len(d.Operations))
+	}
+	for i, op := range d.Operations {
+		e, dp := got[i], op.Policy
+		if e.Name != dp.Name || !e.Pure || e.Deduplication != policy.DeduplicationNone || e.Deterministic != dp.Deterministic {
+			t.Errorf("%s: %+v, want the declared flags of %+v", dp.Name, e, dp)
+		}
+		if e.MaxParameterBytes != dp.MaxParameterBytes || e.MaxResultBytes != dp.MaxResultBytes || e.HardTimeoutMS != dp.HardTimeoutMS ||
+			e.SoftTimeoutMS != dp.SoftTimeoutMS || e.EngineTimeoutMS != dp.EngineTimeoutMS || e.QueueTimeoutMS != dp.QueueTimeoutMS ||
+			e.CleanupTimeoutMS != dp.CleanupTimeoutMS || e.RequestTimeoutMS != dp.RequestTimeoutMS || e.ClientTimeoutMS != dp.ClientTimeoutMS ||
+			e.MemoryLimitBytes != dp.MemoryLimitBytes || e.MaxParameterBytes == 0 {
+			t.Errorf("%s: limits %+v, want the declared %+v", dp.Name, e, dp)
+		}
+		if e.IngressTimeoutMS != p.IngressTimeoutMS || e.OutputReserveMS != p.OutputReserveMS || e.ResponseReserveMS != p.ResponseReserveMS {
+			t.Errorf("%s: reserves %+v, want the platform's", dp.Name, e)
+		}
+	}
+}
+
 func TestBuild(t *testing.T) {
 	p := policy.DefaultPlatform()
 	d := allocator(t)
