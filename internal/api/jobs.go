@@ -112,6 +112,7 @@ func (s *Server) submitJob(c *gin.Context) {
 		toolsProblem(c, contracts.ProblemInvalidRequest, `A job is {"type", "input", "references"?} with an object input.`)
 		return
 	}
+	s.browserSession(c)
 	op, _ := req.Input["tool"].(string)
 	svc, err := run.JobTool(s.cfg.Run.Snapshot(), req.Type, op)
 	if err == nil {
@@ -201,9 +202,20 @@ func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service
 			ad.Refund()
 		}
 	}()
+	// A file sent inline (base64 in the input) becomes an upload like a
+	// part: sniffed and limited by the jobs subsystem, whatever way it
+	// came.
+	inline, err := run.InlineFiles(svc, input)
+	if err != nil {
+		s.toolsRefusal(c, err)
+		return nil, false
+	}
+	if len(inline) > 0 {
+		files = withUploads(inline, files)
+	}
 	provided := func(name string) bool {
 		// A multipart body may upload any file input; a JSON one gives
-		// only its references.
+		// only its references and inline files.
 		return files != nil || slices.ContainsFunc(refs, func(r contracts.FileReference) bool { return r.Name == name })
 	}
 	if err := run.CheckJobInput(svc, input, provided); err != nil {
@@ -248,6 +260,24 @@ func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service
 		return nil, false
 	}
 	return job, true
+}
+
+// withUploads is ups followed by the uploads of rest (none when nil).
+func withUploads(ups []jobs.Upload, rest iter.Seq2[jobs.Upload, error]) iter.Seq2[jobs.Upload, error] {
+	return func(yield func(jobs.Upload, error) bool) {
+		for _, u := range ups {
+			if !yield(u, nil) {
+				return
+			}
+		}
+		if rest != nil {
+			for u, err := range rest {
+				if !yield(u, err) {
+					return
+				}
+			}
+		}
+	}
 }
 
 func (s *Server) getJob(c *gin.Context) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -235,5 +236,47 @@ func TestJobEventsStream(t *testing.T) {
 	// The client has the final state: nothing more, 204.
 	if status, _, _, evs := r.sseStream(id, last.id); status != http.StatusNoContent || len(evs) != 0 {
 		t.Errorf("resumed after the final state: %d %+v", status, evs)
+	}
+}
+
+// TestInlineFilesAreSniffed (issue 16, item 3): a file sent inline, base64
+// in the JSON input, is sniffed like an upload: a PNG given as a job tool's
+// PDF is refused 415 tools.run.file_type on the jobs route and on the run
+// route, a value that is not base64 is 422, and an inline PDF becomes the
+// job's input file and is protected.
+func TestInlineFilesAreSniffed(t *testing.T) {
+	r := startConfigured(t, nil, true, func(c *server.Config) {
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+	})
+	png := base64.StdEncoding.EncodeToString(append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0}, 64)...))
+	pdf := base64.StdEncoding.EncodeToString(readPDF(t, "letter_3pages.pdf"))
+	job := func(file string) []byte {
+		return []byte(`{"type":"pdf","input":{"tool":"protect","user_password":"a","owner_password":"b","file":"` + file + `"}}`)
+	}
+	runReq := func(file string) []byte {
+		return []byte(`{"wait_ms":60000,"input":{"user_password":"a","owner_password":"b","file":"` + file + `"}}`)
+	}
+	status, h, body := r.do("POST", "/api/v1/jobs", r.token, job(png))
+	problemCode(t, "an inline PNG job", status, h, body, http.StatusUnsupportedMediaType, contracts.ProblemFileType)
+	status, h, body = r.do("POST", "/api/v1/tools/pdf_protect/run", r.token, runReq(png))
+	problemCode(t, "an inline PNG run", status, h, body, http.StatusUnsupportedMediaType, contracts.ProblemFileType)
+	status, h, body = r.do("POST", "/api/v1/jobs", r.token, job("%%% not base64"))
+	problemCode(t, "an inline file that is not base64", status, h, body, http.StatusUnprocessableEntity, contracts.ProblemInvalidInput)
+
+	status, _, body = r.do("POST", "/api/v1/tools/pdf_protect/run", r.token, runReq(pdf))
+	var run contracts.Run
+	if err := json.Unmarshal(body, &run); err != nil || status != http.StatusOK || run.Status != contracts.RunSucceeded {
+		t.Fatalf("an inline PDF run: %d %s", status, body)
+	}
+	status, _, body = r.do("POST", "/api/v1/jobs", r.token, job(pdf))
+	var d jobDoc
+	if err := json.Unmarshal(body, &d); err != nil || status != http.StatusAccepted {
+		t.Fatalf("an inline PDF job: %d %s", status, body)
+	}
+	if d = r.final(d.ID); d.State != "succeeded" || len(d.Files) != 1 {
+		t.Errorf("the inline PDF job: %+v", d)
+	}
+	if strings.Contains(string(body), pdf[:64]) {
+		t.Errorf("the job document echoes the inline file: %s", body)
 	}
 }
