@@ -87,6 +87,9 @@ type Config struct {
 	// comment when nothing else was sent; zero is DefaultEventsHeartbeat
 	// (15 s). Tests shorten it.
 	EventsHeartbeat time.Duration
+	// ReadBudget is the request budget of the catalogue and diagnostics
+	// routes; zero is DefaultReadBudget (seed 000's 20 s, read.go).
+	ReadBudget time.Duration
 }
 
 // Server is the HTTP surface. Create it with New.
@@ -153,9 +156,10 @@ func New(cfg Config) *Server {
 	}
 
 	tools := s.engine.Group(Prefix+"/tools", s.authenticate)
-	tools.GET("/catalog", s.catalog)
+	reads := s.engine.Group(Prefix+"/tools", s.readBudget, s.authenticate) // authentication within the budget
+	reads.GET("/catalog", s.catalog)
 	tools.POST("/compute", s.compute)
-	tools.GET("/diagnostics", s.diagnostics)
+	reads.GET("/diagnostics", s.diagnostics)
 	s.registerTools()
 	s.registerJobs()
 	s.registerLegacy()
