@@ -46,6 +46,7 @@ func runServe(args []string, stderr io.Writer) error {
 	shutdown := o.Duration("shutdown-timeout")
 	drainDelay := o.Duration("drain-delay")
 	deprecationSetting := o.String("deprecation")
+	sessionCookie := o.String("session-cookie")
 	rest, err := o.parse(args, false)
 	if err != nil {
 		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
@@ -62,6 +63,9 @@ func runServe(args []string, stderr io.Writer) error {
 	deprecation, err := api.ParseDeprecation(*deprecationSetting)
 	if err != nil {
 		return fmt.Errorf("%w: --deprecation: %v", errUsage, err)
+	}
+	if c := (&http.Cookie{Name: *sessionCookie, Value: "x"}); *sessionCookie == "" || c.Valid() != nil {
+		return fmt.Errorf("%w: --session-cookie %q is not a cookie name", errUsage, *sessionCookie)
 	}
 	mode, err := guard.ParseMode(*guardMode)
 	if err != nil {
@@ -109,8 +113,8 @@ func runServe(args []string, stderr io.Writer) error {
 		ToolsDir: tf.toolsDir, DataDir: data.dataDir, CacheDir: tf.cacheDir, Logger: log,
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
 		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay, LogLevel: level,
-		Deprecation: deprecation,
-		Loading:     server.LoadingConfig{Background: true},
+		Deprecation: deprecation, SessionCookie: *sessionCookie,
+		Loading: server.LoadingConfig{Background: true},
 	})
 	if err != nil {
 		return err

@@ -73,6 +73,8 @@ var settings = []setting{
 		Help: "addresses the network probes may reach although they are in a refused range: comma-separated CIDRs or addresses (docs/egress.md)"},
 	{Name: "deprecation", Env: "TOOLHOST_DEPRECATION", Value: "true|rfc9745|@SECONDS|DATE", Default: "true",
 		Help: "the legacy routes' Deprecation field: ADR-027's true, or RFC 9745's @<unix seconds> (rfc9745 is the ADR's date, 2026-09-23; a date or RFC 3339 time is written in that form)"},
+	{Name: "session-cookie", Env: "TOOLHOST_SESSION_COOKIE", Value: "NAME", Default: "ov_tools_jobs",
+		Help: "the browser session cookie the server reads and issues (ADR-027's ov_tools_jobs)"},
 	{Name: "spare-workers", Env: "TOOLHOST_SPARE_WORKERS", Value: "N", Default: strconv.Itoa(supervisor.DefaultSpares),
 		Help: "how many native workers are kept started ahead of their item (docs/supervisor.md); 0 starts each item's worker when the item comes"},
 	{Name: "shutdown-timeout", Env: "TOOLHOST_SHUTDOWN_TIMEOUT", Value: "DURATION", Default: "1m0s",
@@ -98,7 +100,7 @@ func lookupSetting(name string) (setting, bool) {
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
 	"serve": {"config", "addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
-		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "spare-workers", "shutdown-timeout", "drain-delay"},
+		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "spare-workers", "shutdown-timeout", "drain-delay"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"export": {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},

@@ -30,6 +30,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 		toolsProblem(c, contracts.ProblemToolUnavailable, "This server does not run jobs.")
 		return
 	}
+	s.browserSession(c)
 	if err := s.cfg.Run.JobRunnable(c.Request.Context(), svc, origin(c)); err != nil {
 		s.toolsRefusal(c, err)
 		return
@@ -63,7 +64,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 	)
 	switch ct := c.ContentType(); {
 	case ct == "multipart/form-data":
-		mp, done, ok := s.openForm(c, p.QuotaClass, s.jobFormLimits("input", "files", "wait_ms"))
+		mp, done, ok := s.openForm(c, p.QuotaClass, s.jobFormLimits("input", "files", "references", "wait_ms"))
 		if !ok {
 			return
 		}
@@ -77,9 +78,19 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 		if doc["input"], ok = s.decodePart(c, "input", raw); !ok {
 			return
 		}
-		if raw, ok := mp.fields["files"]; ok {
-			if doc["files"], ok = s.decodePart(c, "files", raw); !ok {
-				return
+		// "references" is the jobs API's name of the run request's
+		// "files": the same parts on both routes (issue 16, item 8).
+		_, hasFiles := mp.fields["files"]
+		_, hasRefs := mp.fields["references"]
+		if hasFiles && hasRefs {
+			toolsProblem(c, contracts.ProblemInvalidRequest, `A run form has a "files" or a "references" part, not both.`)
+			return
+		}
+		for _, name := range []string{"files", "references"} {
+			if raw, ok := mp.fields[name]; ok {
+				if doc["files"], ok = s.decodePart(c, name, raw); !ok {
+					return
+				}
 			}
 		}
 		if raw, ok := mp.fields["wait_ms"]; ok {

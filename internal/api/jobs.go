@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -86,11 +87,14 @@ func (s *Server) submitJob(c *gin.Context) {
 		// is admitted once its tool is known.
 		var ok bool
 		var done func()
-		if mp, done, ok = s.openForm(c, guard.ClassJob, s.jobFormLimits("job")); !ok {
+		if mp, done, ok = s.openForm(c, guard.ClassJob, s.jobFormLimits("job", "type", "input", "references")); !ok {
 			return
 		}
 		defer done()
-		raw = mp.fields["job"]
+		if raw, ok = jobFromParts(mp.fields); !ok {
+			toolsProblem(c, contracts.ProblemInvalidRequest, `A job form has a "job" part, or "type", "input" and "references" parts, not both.`)
+			return
+		}
 	case ct == "application/json" || ct == "":
 		var ok bool
 		if raw, ok = s.readToolsBody(c); !ok {
@@ -139,6 +143,40 @@ func (s *Server) submitJob(c *gin.Context) {
 	s.holdUntilFinal(job, ad.Release)
 	c.Header("Location", contracts.JobLocation(job.ID))
 	s.writeJob(c, http.StatusAccepted, job)
+}
+
+// jobFromParts is the jobs request of a form: its "job" part, or the
+// document its "type" (a JSON string, or the bare type), "input" and
+// "references" parts make — the parts the run route takes too (issue 16,
+// item 8). A form with both is refused (false).
+func jobFromParts(fields map[string][]byte) ([]byte, bool) {
+	raw, whole := fields["job"]
+	_, typed := fields["type"]
+	_, in := fields["input"]
+	_, refs := fields["references"]
+	if whole {
+		return raw, !typed && !in && !refs
+	}
+	if !typed && !in && !refs {
+		return nil, true // no job at all: refused as not a job
+	}
+	t := bytes.TrimSpace(fields["type"])
+	if !json.Valid(t) {
+		t, _ = json.Marshal(string(t))
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"type":`)
+	b.Write(t)
+	if in {
+		b.WriteString(`,"input":`)
+		b.Write(fields["input"])
+	}
+	if refs {
+		b.WriteString(`,"references":`)
+		b.Write(fields["references"])
+	}
+	b.WriteString("}")
+	return b.Bytes(), true
 }
 
 // anonymousPrefix starts the principal key of an anonymous caller.

@@ -13,10 +13,12 @@ import (
 	"github.com/toolhost/toolhost/internal/store"
 )
 
-// SessionCookie is the name of the cookie that carries a session value. The
-// API sets it (HttpOnly, Secure, SameSite=Lax, Path=/, Expires as
-// CreateSession returns); this package never touches HTTP.
-const SessionCookie = "toolhost_session"
+// SessionCookie is the default name of the cookie that carries a session
+// value, ADR-027's ov_tools_jobs ("session: the browser's ov_tools_jobs
+// cookie"); the server's name is configurable. The API sets it (HttpOnly,
+// SameSite=Strict, Secure behind TLS, Path=/, Expires as CreateSession
+// returns); this package never touches HTTP.
+const SessionCookie = "ov_tools_jobs"
 
 // SessionPrefix starts every session value. It differs from TokenPrefix,
 // so that a session value presented as a token, or a token as a session,

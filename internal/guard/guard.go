@@ -162,6 +162,10 @@ func New(cfg Config) (*Guard, error) {
 	return &Guard{cfg: cfg, sems: newSemaphores()}, nil
 }
 
+// SessionCookie returns the name of the browser session cookie the guard
+// reads.
+func (g *Guard) SessionCookie() string { return g.cfg.SessionCookie }
+
 // Mode returns the guard's mode.
 func (g *Guard) Mode() Mode { return g.cfg.Mode }
 

@@ -47,6 +47,8 @@ type Config struct {
 	// Credentials resolves tokens and sessions for the guard; nil treats
 	// every caller as anonymous.
 	Credentials guard.Credentials
+	// Sessions issues browser sessions (IssueSession); nil issues none.
+	Sessions SessionIssuer
 	// Abuse receives refused and reported decisions; nil logs nothing.
 	Abuse AbuseLog
 	// Metrics counts runs, refusals and quota decisions; nil counts
@@ -63,6 +65,8 @@ type App struct {
 	guard *guard.Guard
 	log   *slog.Logger
 	rules *rules // the abuse rules' counts (rules.go)
+	// sessions bounds the sessions issued per address (session.go).
+	sessions *guard.MemoryLimiter
 }
 
 // New returns an App for cfg.
@@ -73,7 +77,7 @@ func New(cfg Config) (*App, error) {
 	if cfg.Platform == (policy.Platform{}) {
 		cfg.Platform = policy.DefaultPlatform()
 	}
-	a := &App{cfg: cfg, guard: cfg.Guard, log: cfg.Logger, rules: newRules()}
+	a := &App{cfg: cfg, guard: cfg.Guard, log: cfg.Logger, rules: newRules(), sessions: guard.NewMemoryLimiter()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +128,8 @@ func (a *App) Resolve(ctx context.Context, p guard.Presented, requestID string) 
 		if m := a.cfg.Metrics; m != nil {
 			m.CountRefusal(string(guard.ReasonUnauthenticated))
 		}
-		return Origin{}, refuse(Unauthenticated, "The credentials are not those of an active account, app or session.")
+		return Origin{}, &Refusal{Code: Unauthenticated, InvalidCredentials: true,
+			Detail: "The credentials are not those of an active account, app or session."}
 	}
 	return Origin{Caller: caller, RequestID: requestID}, nil
 }

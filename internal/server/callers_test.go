@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,5 +162,53 @@ func TestPerTargetThrottleByAddress(t *testing.T) {
 	// netprobe.PerTargetPerMinute runs, shared by the address and its name.
 	if admitted != 6 {
 		t.Errorf("admitted %d runs against 127.0.0.1 and localhost, want 6 in all", admitted)
+	}
+}
+
+// TestBrowserSession: an anonymous browser's first job submission is
+// issued a session cookie of the ADR's name (or the configured one),
+// HttpOnly and SameSite=Strict, not Secure over plain HTTP, and the
+// request and the next ones run as that session; a client that is not a
+// browser is not issued one (issue 16, item 11).
+func TestBrowserSession(t *testing.T) {
+	for _, tc := range []struct{ name, setting, cookie string }{
+		{name: "default", cookie: "ov_tools_jobs"},
+		{name: "configured", setting: "my_session", cookie: "my_session"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+				c.Guard = server.GuardConfig{Mode: guard.Enforce}
+				c.SessionCookie = tc.setting
+			})
+			job := []byte(`{"type":"pdf","input":{"tool":"render"}}`)
+			// Not a browser: no session, and the job tool needs one.
+			status, h, body := r.send("POST", "/api/v1/jobs", cred{}, job)
+			problemCode(t, "anonymous script", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+			if h.Get("Set-Cookie") != "" {
+				t.Errorf("a session issued to a script: %q", h.Get("Set-Cookie"))
+			}
+			browser := cred{header: http.Header{"Sec-Fetch-Site": {"same-origin"}}}
+			status, h, body = r.send("POST", "/api/v1/jobs", browser, job)
+			if status == http.StatusUnauthorized {
+				t.Fatalf("a browser's first submission: %d %s", status, body)
+			}
+			resp := http.Response{Header: h}
+			var got *http.Cookie
+			for _, ck := range resp.Cookies() {
+				if ck.Name == tc.cookie {
+					got = ck
+				}
+			}
+			if got == nil || got.Value == "" || !got.HttpOnly || got.SameSite != http.SameSiteStrictMode || got.Secure ||
+				got.Path != "/" || got.Expires.IsZero() {
+				t.Fatalf("session cookie %+v (Set-Cookie %q)", got, h.Values("Set-Cookie"))
+			}
+			// The next request presents it: the session tier's allowance.
+			status, h, body = r.send("POST", "/api/v1/tools/hash/run", cred{header: http.Header{"Cookie": {tc.cookie + "=" + got.Value}}},
+				[]byte(`{"input":{"operation":"digest","text":"a","algorithm":"sha256"}}`))
+			if status != http.StatusOK || !strings.Contains(h.Get("RateLimit-Policy"), `"tools-run";q=120`) {
+				t.Errorf("a run with the session: %d %q %s", status, h.Get("RateLimit-Policy"), body)
+			}
+		})
 	}
 }

@@ -110,6 +110,9 @@ type Config struct {
 	// "true" when empty, or RFC 9745's "@<unix seconds>"
 	// (api.ParseDeprecation).
 	Deprecation string
+	// SessionCookie names the browser session cookie the server reads and
+	// issues; auth.SessionCookie (ADR-027's ov_tools_jobs) when empty.
+	SessionCookie string
 }
 
 // DefaultDrainDelay is the DrainDelay of `serve` (--drain-delay): about
@@ -309,7 +312,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	gc := guard.Config{Mode: cfg.Guard.Mode, Trusted: cfg.Guard.Trusted, Quotas: guard.DefaultTable(),
-		Now: cfg.Guard.Now, SessionCookie: auth.SessionCookie}
+		Now: cfg.Guard.Now, SessionCookie: cfg.SessionCookie}
+	if gc.SessionCookie == "" {
+		gc.SessionCookie = auth.SessionCookie
+	}
 	if cfg.Guard.Quotas != nil {
 		gc.Quotas = *cfg.Guard.Quotas
 	}
@@ -318,7 +324,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if s.run, err = run.New(run.Config{
 		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Started: s.registry.Started(), Executor: s.executor, Guard: s.guard,
-		Credentials: credentials{s.accounts}, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
+		Credentials: credentials{s.accounts}, Sessions: s.accounts, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
 	}
