@@ -328,6 +328,9 @@ type multipartBody struct {
 	body   *formBody
 	fields map[string][]byte
 	next   *multipart.Part
+	// eof is set once the body's last part has been read: there are no
+	// file parts to ask the reader for.
+	eof bool
 	// done ends the reading of the body (openForm's release).
 	done func()
 }
@@ -352,6 +355,7 @@ func (s *Server) readMultipartHead(c *gin.Context, b *formBody, lim formLimits) 
 	for {
 		p, err := r.NextPart()
 		if err == io.EOF {
+			mp.eof = true
 			return mp, true
 		}
 		if err != nil {
@@ -407,6 +411,9 @@ func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[jobs.U
 	return func(yield func(jobs.Upload, error) bool) {
 		p := b.next
 		b.next = nil
+		if p == nil && b.eof {
+			return // the fields were the whole body
+		}
 		for {
 			if p == nil {
 				b.body.phase(maxBytes + partSlackBytes)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -97,12 +98,23 @@ func (s *Server) runTool(c *gin.Context) {
 		s.runJobTool(c, svc)
 		return
 	}
-	if ct := c.ContentType(); ct != "application/json" && ct != "" {
-		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A run of this tool is a JSON tools.run-request@1.")
-		return
-	}
-	req, ok := s.readRunRequest(c)
-	if !ok {
+	var req map[string]any
+	switch ct := c.ContentType(); {
+	case ct == "multipart/form-data":
+		// The run route's form, the same parts for every tool (issue 16,
+		// item 8): "input" and "wait_ms"; a sync tool has no file inputs,
+		// so any other part names none of them.
+		var ok bool
+		if req, ok = s.syncRunForm(c, svc); !ok {
+			return
+		}
+	case ct == "application/json" || ct == "":
+		var ok bool
+		if req, ok = s.readRunRequest(c); !ok {
+			return
+		}
+	default:
+		toolsProblem(c, contracts.ProblemUnsupportedMediaType, "A run is application/json or multipart/form-data.")
 		return
 	}
 	input, _ := req["input"].(map[string]any)
@@ -117,6 +129,36 @@ func (s *Server) runTool(c *gin.Context) {
 		return
 	}
 	answerRun(c, res)
+}
+
+// syncRunForm reads the multipart run request of a sync tool: its "input"
+// and "wait_ms" parts, as a job tool's form has them; a file part (or any
+// other) names no file input of the tool and is refused 415
+// tools.run.file_type. On a refusal it writes the problem.
+func (s *Server) syncRunForm(c *gin.Context, svc *registry.Service) (map[string]any, bool) {
+	mp, done, ok := s.openForm(c, svc.Platform().QuotaClass, s.jobFormLimits("input", "wait_ms"))
+	if !ok {
+		return nil, false
+	}
+	defer done()
+	if mp.next != nil {
+		toolsProblem(c, contracts.ProblemFileType, fmt.Sprintf("The part %q names no file input of the tool: it takes none.", mp.next.FormName()))
+		return nil, false
+	}
+	doc := map[string]any{}
+	raw, ok := mp.fields["input"]
+	if !ok {
+		raw = []byte("{}")
+	}
+	if doc["input"], ok = s.decodePart(c, "input", raw); !ok {
+		return nil, false
+	}
+	if raw, ok := mp.fields["wait_ms"]; ok {
+		if doc["wait_ms"], ok = s.decodePart(c, "wait_ms", raw); !ok {
+			return nil, false
+		}
+	}
+	return s.checkRunRequest(c, doc)
 }
 
 // runRefusal answers a refused sync run; nothing when the client left.

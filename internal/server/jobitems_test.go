@@ -280,3 +280,51 @@ func TestInlineFilesAreSniffed(t *testing.T) {
 		t.Errorf("the job document echoes the inline file: %s", body)
 	}
 }
+
+// TestRunFormsTakeTheSameParts (issue 16, item 8): the run route takes a
+// multipart form for a sync tool too ("input", "wait_ms"; a file part is
+// 415 tools.run.file_type, since it has no file inputs), and the run and
+// jobs routes take the same parts: "input", "references" and the file
+// parts (the jobs route with "type", or its whole "job" part as before;
+// the run route with "references" as well as the run request's "files").
+func TestRunFormsTakeTheSameParts(t *testing.T) {
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+	})
+	status, _, body := r.doMultipart("/api/v1/tools/hash/run", r.token,
+		part{name: "input", content: []byte(`{"operation":"digest","text":"abc","algorithm":"sha256"}`)}, part{name: "wait_ms", content: []byte("1000")})
+	if status != http.StatusOK || !bytes.Contains(body, []byte(`"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"`)) {
+		t.Fatalf("a sync run as a form: %d %s", status, body)
+	}
+	checkContract(t, contracts.RunV1, body)
+	status, h, body := r.doMultipart("/api/v1/tools/hash/run", r.token,
+		part{name: "input", content: []byte(`{"operation":"digest","text":"abc","algorithm":"sha256"}`)},
+		part{name: "file", content: []byte("abc"), file: true})
+	problemCode(t, "a file part for a sync tool", status, h, body, http.StatusUnsupportedMediaType, contracts.ProblemFileType)
+
+	// The jobs route with the run route's parts.
+	status, _, body = r.doMultipart("/api/v1/jobs", r.token,
+		part{name: "type", content: []byte("pdf")},
+		part{name: "input", content: []byte(`{"tool":"protect","user_password":"open sesame","owner_password":"owner secret"}`)},
+		part{name: "file", content: readPDF(t, "letter_3pages.pdf"), file: true})
+	var d jobDoc
+	if err := json.Unmarshal(body, &d); err != nil || status != http.StatusAccepted {
+		t.Fatalf("a job from parts: %d %s", status, body)
+	}
+	if d = r.final(d.ID); d.State != "succeeded" || d.Tool != "pdf_protect" {
+		t.Fatalf("the job from parts: %+v", d)
+	}
+	status, h, body = r.doMultipart("/api/v1/jobs", r.token,
+		part{name: "job", content: []byte(`{"type":"pdf","input":{"tool":"render"}}`)}, part{name: "type", content: []byte("pdf")})
+	problemCode(t, "a job part and a type part", status, h, body, http.StatusBadRequest, contracts.ProblemInvalidRequest)
+
+	// The run route with the jobs route's "references" part.
+	status, _, body = r.doMultipart("/api/v1/tools/pdf_to_image/run", r.token,
+		part{name: "input", content: []byte(`{"dpi":36,"password":"open sesame"}`)},
+		part{name: "references", content: []byte(`[{"name":"file","job":"` + d.ID + `","file":"file.pdf"}]`)},
+		part{name: "wait_ms", content: []byte("60000")})
+	var run contracts.Run
+	if err := json.Unmarshal(body, &run); err != nil || status != http.StatusOK || run.Status != contracts.RunSucceeded || len(run.Files) != 3 {
+		t.Fatalf("a run with a references part: %d %s", status, body)
+	}
+}
