@@ -14,17 +14,20 @@ import (
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
-// runExport is `export [--out DIR]`: the build-time manifest of the tools
-// (tools.tool-list@1 of the tools folder and the native packages, as GET
-// /api/v1/tools answers it) and the OpenAPI document GET /openapi.json
-// serves, written to DIR/tools.json and DIR/openapi.json.
+// runExport is `export [--out DIR]`: the tools of the tools folder and the
+// native packages as three documents in DIR — tools.json, their
+// tools.tool-list@1 as GET /api/v1/tools answers it; openapi.json, the
+// runtime OpenAPI document GET /openapi.json serves; and
+// tool-schema-manifest.json, seed 000's build-time schema manifest (an
+// OpenAPI 3.1 document with paths {} and one entry per (tool_code,
+// contract_version), catalog.Manifest) for the codec generators.
 func runExport(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := newOptions(fs)
 	var tf toolFlags
 	tf.register(o)
-	out := fs.String("out", "dist", "write tools.json and openapi.json into `DIR`")
+	out := fs.String("out", "dist", "write tools.json, openapi.json and "+catalog.ManifestFile+" into `DIR`")
 	if rest, err := o.parse(args, false); err != nil || len(rest) > 0 {
 		return usageOr(err, fmt.Errorf("%w: export takes flags only", errUsage))
 	}
@@ -41,6 +44,8 @@ func runExport(args []string, stdout io.Writer) error {
 	for name, doc := range map[string]any{
 		"tools.json":   catalog.List(snap),
 		"openapi.json": catalog.OpenAPI(snap, version()),
+		// The build-time schema manifest (seed 000's schema export).
+		catalog.ManifestFile: catalog.Manifest(snap, version()),
 	} {
 		if err := writeCanonical(filepath.Join(*out, name), doc); err != nil {
 			return err
