@@ -108,8 +108,19 @@ func setRefusalHeaders(c *gin.Context, r *run.Refusal) {
 		c.Header("Retry-After", retryAfter(r.RetryAfter))
 	}
 	if r.Code == run.Unauthenticated {
-		c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
+		challenge(c, r.InvalidCredentials)
 	}
+}
+
+// challenge sets the WWW-Authenticate of a 401 (RFC 6750 §3): the Bearer
+// scheme, with error="invalid_token" when the request presented
+// credentials that did not resolve — none for a caller who presented none.
+func challenge(c *gin.Context, invalid bool) {
+	if invalid {
+		c.Header("WWW-Authenticate", `Bearer realm="toolhost", error="invalid_token"`)
+		return
+	}
+	c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
 }
 
 // retryAfter is a Retry-After value: whole seconds, rounded up, at least 1.

@@ -61,7 +61,7 @@ func (s *Server) resolveCaller(c *gin.Context) {
 // bearer token of an enabled account, or 401.
 func (s *Server) authenticate(c *gin.Context) {
 	if _, ok := guard.Bearer(c.GetHeader("Authorization")); !ok {
-		unauthorized(c)
+		unauthorized(c, c.GetHeader("Authorization") != "")
 		return
 	}
 	o, err := s.cfg.Run.Resolve(c.Request.Context(), presented(c.Request), RequestID(c))
@@ -70,15 +70,17 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	if o.Caller.Tier == guard.Anonymous {
-		unauthorized(c)
+		unauthorized(c, false)
 		return
 	}
 	setOrigin(c, o)
 	c.Next()
 }
 
-func unauthorized(c *gin.Context) {
-	c.Header("WWW-Authenticate", `Bearer realm="toolhost"`)
+// unauthorized refuses a seed-000 request without an account's token;
+// invalid says that it presented a malformed one.
+func unauthorized(c *gin.Context, invalid bool) {
+	challenge(c, invalid)
 	problem(c, "unauthorized", "A valid bearer token of an active account is required.")
 }
 

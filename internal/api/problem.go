@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -30,9 +31,58 @@ type Problem struct {
 	Instance string `json:"instance,omitempty"`
 }
 
+// problemTypes name the refusal a code stands for where the dialects give
+// it different codes: a problem's type URI is ProblemType followed by the
+// ADR-027 code of its refusal, whichever route answers (a seed-000 route's
+// 429 quota_exceeded and a run route's tools.caller.quota_exceeded are one
+// type), while its code stays the dialect's. A code not listed is its own
+// type (not_found, method_not_allowed, the jobs' codes).
+var problemTypes = map[string]string{
+	"invalid_json":           contracts.ProblemInvalidRequest,
+	"invalid_body":           contracts.ProblemInvalidRequest,
+	"payload_too_large":      contracts.ProblemPayloadTooLarge,
+	"request_body_timeout":   contracts.ProblemBodyTimeout,
+	"unauthorized":           contracts.ProblemUnauthenticated,
+	"forbidden":              contracts.ProblemForbidden,
+	"challenge_failed":       contracts.ProblemForbidden,
+	"cost_exceeds_allowance": contracts.ProblemForbidden,
+	"quota_exceeded":         contracts.ProblemQuotaExceeded,
+	"concurrency":            contracts.ProblemQuotaExceeded,
+	"throttled":              contracts.ProblemThrottled,
+	"queue_full":             contracts.ProblemOverloaded,
+	"service_unavailable":    contracts.ProblemServerUnavailable,
+	"request_timeout":        contracts.ProblemRunTimeout,
+	"store_busy":             contracts.ProblemStoreBusy,
+	problemLegacyNotFound:    "not_found",
+}
+
+// problemTypeOf is the type URI of a problem with code.
+func problemTypeOf(code string) string {
+	if t, ok := problemTypes[code]; ok {
+		return ProblemType + t
+	}
+	return ProblemType + code
+}
+
+// reasonPhrases are RFC 9110's reason phrases where net/http's StatusText
+// keeps an older one.
+var reasonPhrases = map[int]string{
+	http.StatusRequestEntityTooLarge:        "Content Too Large",
+	http.StatusRequestedRangeNotSatisfiable: "Range Not Satisfiable",
+	http.StatusUnprocessableEntity:          "Unprocessable Content",
+}
+
+// problemTitle is a problem's title: the current reason phrase of status.
+func problemTitle(status int) string {
+	if t, ok := reasonPhrases[status]; ok {
+		return t
+	}
+	return http.StatusText(status)
+}
+
 func writeProblem(c *gin.Context, p Problem) {
-	p.Type = ProblemType + p.Code
-	p.Title = http.StatusText(p.Status)
+	p.Type = problemTypeOf(p.Code)
+	p.Title = problemTitle(p.Status)
 	p.Instance = instance(RequestID(c))
 	c.Abort()
 	writeJSON(c, p.Status, "application/problem+json", p)

@@ -78,6 +78,10 @@ type Refusal struct {
 	IssueCount int
 	// Limits are the rate-limit fields of the quotas the guard consulted.
 	Limits guard.RateLimits
+	// InvalidCredentials says, of an Unauthenticated refusal, that the
+	// request presented credentials that did not resolve (rather than
+	// none): its 401 says error="invalid_token".
+	InvalidCredentials bool
 }
 
 // Error returns "run: " and the code.
