@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,22 +66,110 @@ var legacyPrefixes = []string{"/api/process", "/api/net", "/api/dev"}
 
 func (s *Server) registerLegacy() {
 	for _, prefix := range legacyPrefixes {
-		s.engine.Any(prefix, s.resolveCaller, s.legacy)
-		s.engine.Any(prefix+"/*rest", s.resolveCaller, s.legacy)
+		s.engine.Any(prefix, s.legacyHeaders, s.resolveCaller, s.legacy)
+		s.engine.Any(prefix+"/*rest", s.legacyHeaders, s.resolveCaller, s.legacy)
 	}
+}
+
+// legacyHeaders sets the deprecation headers before anything can answer,
+// so that every answer of a legacy route carries them — a bad token's 401
+// from resolveCaller too. legacy narrows Link to the tool's run route
+// once it knows the tool.
+func (s *Server) legacyHeaders(c *gin.Context) {
+	c.Header("Deprecation", s.cfg.Deprecation)
+	c.Header("Sunset", LegacySunset)
+	c.Header("Link", "</api/v1/tools>; rel=\"successor-version\"")
+	c.Next()
 }
 
 // legacyMatch is a tool reached by a legacy route.
 type legacyMatch struct {
 	svc   *registry.Service
 	route contracts.LegacyRoute
+	// params are the route's ":name" segments, unescaped.
+	params map[string]string
+}
+
+// matchLegacyPath matches a request's escaped path against a declared
+// legacy path whose ":name" segments are parameters, returning them
+// unescaped (a parameter may hold an escaped "/", such as a URL).
+func matchLegacyPath(pattern, escaped string) (map[string]string, bool) {
+	ps := strings.Split(pattern, "/")
+	gs := strings.Split(strings.TrimSuffix(escaped, "/"), "/")
+	if len(ps) != len(gs) {
+		return nil, false
+	}
+	var params map[string]string
+	for i, p := range ps {
+		g, err := url.PathUnescape(gs[i])
+		if err != nil {
+			return nil, false
+		}
+		if name, ok := strings.CutPrefix(p, ":"); ok && name != "" {
+			if g == "" {
+				return nil, false
+			}
+			if params == nil {
+				params = make(map[string]string, 1)
+			}
+			params[name] = g
+		} else if p != g {
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// legacyQuery is the input of a GET legacy route: its path parameters
+// and its query, each value typed as the tool's input schema types the
+// property of its name (an integer, a boolean, an array of them from a
+// comma-separated value; a string otherwise). A value that does not parse
+// stays a string, and the input's validation refuses it.
+func legacyQuery(svc *registry.Service, params map[string]string, q url.Values) map[string]any {
+	props, _ := schemaProperties(svc.Definition.InputSchema)
+	input := make(map[string]any, len(params)+len(q))
+	for k, vs := range q {
+		if len(vs) > 0 && k != "tool" && k != "operation" {
+			input[k] = typed(props[k], vs[len(vs)-1])
+		}
+	}
+	for k, v := range params {
+		input[k] = v
+	}
+	return input
+}
+
+func schemaProperties(schema any) (map[string]any, bool) {
+	m, _ := schema.(map[string]any)
+	p, ok := m["properties"].(map[string]any)
+	return p, ok
+}
+
+// typed is raw as the JSON type prop (a JSON Schema) names.
+func typed(prop any, raw string) any {
+	m, _ := prop.(map[string]any)
+	switch m["type"] {
+	case "integer":
+		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
+			return json.Number(strconv.FormatInt(n, 10))
+		}
+	case "boolean":
+		if b, err := strconv.ParseBool(raw); err == nil {
+			return b
+		}
+	case "array":
+		parts := strings.Split(raw, ",")
+		out := make([]any, len(parts))
+		for i, p := range parts {
+			out[i] = typed(m["items"], strings.TrimSpace(p))
+		}
+		return out
+	}
+	return raw
 }
 
 func (s *Server) legacy(c *gin.Context) {
 	start := time.Now()
-	c.Header("Deprecation", s.cfg.Deprecation)
-	c.Header("Sunset", LegacySunset)
-	c.Header("Link", "</api/v1/tools>; rel=\"successor-version\"")
 	path := strings.TrimSuffix(c.Request.URL.Path, "/")
 	if path == "/api/process/info" && c.Request.Method == http.MethodGet {
 		s.legacyInfo(c)
@@ -92,8 +181,11 @@ func (s *Server) legacy(c *gin.Context) {
 			continue
 		}
 		for _, r := range svc.Platform().Legacy {
-			if r.Method == c.Request.Method && r.Path == path {
-				matches = append(matches, legacyMatch{svc: svc, route: r})
+			if r.Method != c.Request.Method {
+				continue
+			}
+			if params, ok := matchLegacyPath(r.Path, c.Request.URL.EscapedPath()); ok {
+				matches = append(matches, legacyMatch{svc: svc, route: r, params: params})
 			}
 		}
 	}
@@ -122,7 +214,11 @@ func (s *Server) legacy(c *gin.Context) {
 	var input map[string]any
 	var mp *multipartBody
 	formDone := func() {}
-	if c.ContentType() == "multipart/form-data" {
+	if c.Request.Method == http.MethodGet {
+		// A GET route (the old /api/net/<endpoint>/:target): the input
+		// is the path's parameters and the query.
+		input = legacyQuery(matches[0].svc, matches[0].params, c.Request.URL.Query())
+	} else if c.ContentType() == "multipart/form-data" {
 		// The old upload form: text fields (the "tool" selector and the
 		// tool's string parameters, or an "input" part holding them as a
 		// JSON object), then the file parts. The tool may be named by a
@@ -345,7 +441,7 @@ func (s *Server) legacyMethods(path string) []string {
 			continue
 		}
 		for _, r := range svc.Platform().Legacy {
-			if r.Path == path && !slices.Contains(methods, r.Method) {
+			if _, ok := matchLegacyPath(r.Path, path); ok && !slices.Contains(methods, r.Method) {
 				methods = append(methods, r.Method)
 			}
 		}

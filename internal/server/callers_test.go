@@ -5,6 +5,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -211,4 +212,68 @@ func TestBrowserSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLegacyNetRoutes: the probes answer their old GET
+// /api/net/<endpoint>/:target routes with the deprecation headers,
+// /api/process/multi exists, and a bad token's 401 on a legacy route
+// carries Deprecation, Sunset and Link (issue 16, item 12).
+func TestLegacyNetRoutes(t *testing.T) {
+	r := startConfigured(t, bundled(t), true, func(c *server.Config) {
+		c.Guard = server.GuardConfig{Mode: guard.Enforce}
+		c.ProbeAllow = "127.0.0.0/8"
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	bob, err := r.srv.Accounts().CreateUserToken(context.Background(), "bob", []string{auth.CapabilityNetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deprecated := func(name string, h http.Header, successor string) {
+		t.Helper()
+		if h.Get("Deprecation") != "true" || h.Get("Sunset") != "Thu, 31 Dec 2026 23:59:59 GMT" ||
+			h.Get("Link") != "<"+successor+">; rel=\"successor-version\"" {
+			t.Errorf("%s: Deprecation=%q Sunset=%q Link=%q", name, h.Get("Deprecation"), h.Get("Sunset"), h.Get("Link"))
+		}
+	}
+
+	status, h, body := r.send("GET", fmt.Sprintf("/api/net/ports/127.0.0.1?ports=%d", port), cred{bearer: bob}, nil)
+	if status != http.StatusOK || !strings.Contains(string(body), `"open"`) {
+		t.Errorf("legacy port check: %d %s", status, body)
+	}
+	deprecated("legacy port check", h, "/api/v1/tools/port_check/run")
+
+	status, h, body = r.send("GET", fmt.Sprintf("/api/net/ping/localhost?port=%d&count=1", port), cred{bearer: bob}, nil)
+	if status != http.StatusOK {
+		t.Errorf("legacy ping: %d %s", status, body)
+	}
+	deprecated("legacy ping", h, "/api/v1/tools/tcp_ping/run")
+
+	// A value the schema refuses is the run route's problem.
+	status, h, body = r.send("GET", "/api/net/ports/127.0.0.1?ports=http", cred{bearer: bob}, nil)
+	problemCode(t, "legacy port check, bad ports", status, h, body, http.StatusUnprocessableEntity, "tools.run.invalid_input")
+	deprecated("legacy port check, bad ports", h, "/api/v1/tools/port_check/run")
+
+	// A bad token: 401, still deprecated.
+	status, h, body = r.send("GET", "/api/net/ports/127.0.0.1?ports=80", cred{bearer: "tht_nope"}, nil)
+	problemCode(t, "legacy bad token", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	deprecated("legacy bad token", h, "/api/v1/tools")
+
+	// /api/process/multi is a route of the PDF tools.
+	status, h, body = r.send("POST", "/api/process/multi", cred{}, []byte(`{"tool":"protect"}`))
+	problemCode(t, "legacy multi", status, h, body, http.StatusUnauthorized, "tools.caller.unauthenticated")
+	deprecated("legacy multi", h, "/api/v1/tools")
 }

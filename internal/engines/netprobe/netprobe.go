@@ -136,11 +136,11 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 		ContractVersion:       ContractVersion,
 		ImplementationVersion: ImplementationVersion,
 		Services: []guest.Declaration{
-			native.Service[portInput, portOutput]("port_check", category, uiVersion, portTexts, operation(opPort), platform(2)),
-			native.Service[pingInput, pingOutput]("tcp_ping", category, uiVersion, pingTexts, operation(opPing), platform(2)),
-			native.Service[dnsInput, dnsOutput]("dns_lookup", category, uiVersion, dnsTexts, operation(opDNS), platform(1)),
-			native.Service[tlsInput, tlsOutput]("tls_check", category, uiVersion, tlsTexts, operation(opTLS), platform(1)),
-			native.Service[httpInput, httpOutput]("http_headers", category, uiVersion, httpTexts, operation(opHTTP), platform(1)),
+			native.Service[portInput, portOutput]("port_check", category, uiVersion, portTexts, operation(opPort), platform(2, legacy("ports", "host", opPort), legacy("port", "host", opPort))),
+			native.Service[pingInput, pingOutput]("tcp_ping", category, uiVersion, pingTexts, operation(opPing), platform(2, legacy("ping", "host", opPing), legacy("tcping", "host", opPing))),
+			native.Service[dnsInput, dnsOutput]("dns_lookup", category, uiVersion, dnsTexts, operation(opDNS), platform(1, legacy("dns", "name", opDNS))),
+			native.Service[tlsInput, tlsOutput]("tls_check", category, uiVersion, tlsTexts, operation(opTLS), platform(1, legacy("tls", "host", opTLS), legacy("ssl", "host", opTLS))),
+			native.Service[httpInput, httpOutput]("http_headers", category, uiVersion, httpTexts, operation(opHTTP), platform(1, legacy("headers", "url", opHTTP))),
 		},
 	}.Declaration()
 })
@@ -154,9 +154,11 @@ const (
 	opHTTP = "fetch"
 )
 
-// platform is the tools-platform block of a probe with the given cost.
-func platform(cost int) *guest.Platform {
+// platform is the tools-platform block of a probe with the given cost and
+// legacy routes.
+func platform(cost int, legacy ...guest.LegacyRoute) *guest.Platform {
 	return &guest.Platform{
+		Legacy:             legacy,
 		Execution:          "sync",
 		RequireCaller:      true,
 		Capability:         Capability,
@@ -165,6 +167,14 @@ func platform(cost int) *guest.Platform {
 		Egress:             true,
 		PerTargetPerMinute: PerTargetPerMinute,
 	}
+}
+
+// legacy is the old API's route of a probe, GET /api/net/<endpoint>/:param
+// (ADR-027, "Legacy endpoints get deprecation headers"): the path's last
+// segment is the input field param (the target), the query gives the
+// other fields (?ports=80,443&count=3).
+func legacy(endpoint, param, op string) guest.LegacyRoute {
+	return guest.LegacyRoute{Method: "GET", Path: "/api/net/" + endpoint + "/:" + param, Operation: op}
 }
 
 var portTexts = map[string]guest.Text{

@@ -170,6 +170,7 @@ func platform(op, selector string, cost int, maxFileBytes int64) *guest.Platform
 		Legacy: []guest.LegacyRoute{
 			{Method: "POST", Path: "/api/process", Operation: op, Selector: selector},
 			{Method: "POST", Path: "/api/process/direct", Operation: op, Selector: selector},
+			{Method: "POST", Path: "/api/process/multi", Operation: op, Selector: selector},
 		},
 	}
 }
