@@ -30,7 +30,7 @@ func Tool(svc *registry.Service) contracts.Tool {
 		StatusReason: p.StatusReason,
 		Execution:    p.Execution,
 		API:          p.API,
-		Input:        withoutDiscriminator(d.InputSchema),
+		Input:        apiInput(svc, withoutDiscriminator(d.InputSchema)),
 		Files:        slices.Clone(p.Files),
 		Output:       contracts.Output{Schema: withoutDiscriminator(d.OutputSchema), Files: p.OutputFiles},
 		Limits:       contracts.Limits{Operations: []contracts.OperationLimits{}, PerTargetPerMinute: p.PerTargetPerMinute},
@@ -138,7 +138,7 @@ func Schema(svc *registry.Service) SchemaDocument {
 		Schema: schema.Dialect,
 		ID:     id,
 		Defs: map[string]any{
-			contracts.SchemaInput:  embedded(withoutDiscriminator(d.InputSchema), id+"/"+contracts.SchemaInput),
+			contracts.SchemaInput:  embedded(apiInput(svc, withoutDiscriminator(d.InputSchema)), id+"/"+contracts.SchemaInput),
 			contracts.SchemaOutput: embedded(withoutDiscriminator(d.OutputSchema), id+"/"+contracts.SchemaOutput),
 		},
 	}

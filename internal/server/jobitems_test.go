@@ -13,7 +13,10 @@ import (
 
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/toolerr"
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // Issue 16, items 2–9: job files, job documents and their events.
@@ -326,5 +329,51 @@ func TestRunFormsTakeTheSameParts(t *testing.T) {
 	var run contracts.Run
 	if err := json.Unmarshal(body, &run); err != nil || status != http.StatusOK || run.Status != contracts.RunSucceeded || len(run.Files) != 3 {
 		t.Fatalf("a run with a references part: %d %s", status, body)
+	}
+}
+
+// TestJobToolSchemasAreWhatCallersSend (issue 16, item 7): a job tool's
+// published input schema (in its descriptor and at /schema) is the input
+// an API run sends: no "operation" (the run route names it), no required
+// base64 file (the file comes as a part or a reference): the input a
+// real pdf_protect run was given validates against it, and the tool's own
+// parameters (operation, file) are not required.
+func TestJobToolSchemasAreWhatCallersSend(t *testing.T) {
+	r := startConfigured(t, nil, true, nil)
+	for _, tool := range []string{"pdf_protect", "pdf_to_image"} {
+		var desc struct {
+			Input map[string]any `json:"input"`
+		}
+		r.getJSON("/api/v1/tools/"+tool, &desc)
+		var doc struct {
+			Defs map[string]any `json:"$defs"`
+		}
+		r.getJSON("/api/v1/tools/"+tool+"/schema", &doc)
+		for where, s := range map[string]any{"descriptor": desc.Input, "schema route": doc.Defs["input"]} {
+			raw, _ := json.Marshal(s)
+			if bytes.Contains(raw, []byte(`"operation"`)) {
+				t.Errorf("%s %s: the input schema names operation: %s", tool, where, raw)
+			}
+			v, err := wire.Decode(raw, wire.Limits{MaxDepth: 128})
+			if err != nil {
+				t.Fatal(err)
+			}
+			val, err := schema.Compile(v)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tool, where, err)
+			}
+			sent := map[string]any{"pdf_protect": map[string]any{"user_password": "open sesame", "owner_password": "owner secret"},
+				"pdf_to_image": map[string]any{}}[tool]
+			if err := val.Validate(sent, toolerr.InvalidParameters); err != nil {
+				t.Errorf("%s %s: what an API run sends is refused: %v", tool, where, err)
+			}
+		}
+	}
+	// That input is what the run route takes.
+	status, _, body := r.doMultipart("/api/v1/tools/pdf_protect/run", r.token,
+		part{name: "input", content: []byte(`{"user_password":"open sesame","owner_password":"owner secret"}`)},
+		part{name: "file", content: readPDF(t, "letter_3pages.pdf"), file: true})
+	if status != http.StatusOK && status != http.StatusAccepted {
+		t.Errorf("the run: %d %s", status, body)
 	}
 }
