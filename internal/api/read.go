@@ -66,7 +66,7 @@ func (s *Server) catalog(c *gin.Context) {
 	if budgetSpent(c) {
 		return // readBudget answers
 	}
-	writeJSON(c, http.StatusOK, "application/json", catalog.Build(s.platform, s.cfg.Run.Snapshot()))
+	writeCached(c, "application/json", catalog.Build(s.platform, s.cfg.Run.Snapshot()), true)
 }
 
 // Diagnostics is the process-local diagnostics document. It describes this
@@ -159,7 +159,7 @@ func writeJSON(c *gin.Context, status int, contentType string, v any) {
 			[]byte(`{"type":"`+ProblemType+`internal_error","title":"Internal Server Error","status":500,"code":"internal_error"}`))
 		return
 	}
-	c.Data(status, contentType+"; charset=utf-8", bytes.TrimRight(buf.Bytes(), "\n"))
+	writeBody(c, status, contentType+"; charset=utf-8", bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 // maxPooledJSON bounds the buffers jsonBuffers keeps.

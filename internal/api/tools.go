@@ -28,7 +28,7 @@ import (
 func (s *Server) registerTools() {
 	s.engine.GET(contracts.Route+":name", s.contract)
 	s.engine.GET("/openapi.json", func(c *gin.Context) {
-		writeJSON(c, http.StatusOK, "application/json", catalog.OpenAPI(s.cfg.Run.Snapshot(), s.cfg.Version))
+		writeCached(c, "application/json", catalog.OpenAPI(s.cfg.Run.Snapshot(), s.cfg.Version), false)
 	})
 	public := s.engine.Group(Prefix+"/tools", s.resolveCaller)
 	public.GET("", s.listTools)
@@ -44,11 +44,11 @@ func (s *Server) contract(c *gin.Context) {
 		problem(c, "not_found", "No such contract.")
 		return
 	}
-	c.Data(http.StatusOK, "application/schema+json", raw)
+	writeCached(c, "application/schema+json", raw, false)
 }
 
 func (s *Server) listTools(c *gin.Context) {
-	writeJSON(c, http.StatusOK, "application/json", catalog.List(s.cfg.Run.Snapshot()))
+	writeCached(c, "application/json", catalog.List(s.cfg.Run.Snapshot()), false)
 }
 
 // service returns the registry service of the :id parameter, or writes the
@@ -71,13 +71,13 @@ func (s *Server) getTool(c *gin.Context) {
 		return
 	}
 	if svc, ok := s.service(c); ok {
-		writeJSON(c, http.StatusOK, "application/json", catalog.Tool(svc))
+		writeCached(c, "application/json", catalog.Tool(svc), false)
 	}
 }
 
 func (s *Server) toolSchema(c *gin.Context) {
 	if svc, ok := s.service(c); ok {
-		writeJSON(c, http.StatusOK, "application/schema+json", catalog.Schema(svc))
+		writeCached(c, "application/schema+json", catalog.Schema(svc), false)
 	}
 }
 
