@@ -141,6 +141,9 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 			native.Service[dnsInput, dnsOutput]("dns_lookup", category, uiVersion, dnsTexts, operation(opDNS), platform(1, legacy("dns", "name", opDNS))),
 			native.Service[tlsInput, tlsOutput]("tls_check", category, uiVersion, tlsTexts, operation(opTLS), platform(1, legacy("tls", "host", opTLS), legacy("ssl", "host", opTLS))),
 			native.Service[httpInput, httpOutput]("http_headers", category, uiVersion, httpTexts, operation(opHTTP), platform(1, legacy("headers", "url", opHTTP))),
+			native.Service[traceInput, pathOutput]("traceroute", category, uiVersion, traceTexts, operation(opTrace), platform(2, legacy("traceroute", "host", opTrace))),
+			native.Service[mtrInput, pathOutput]("mtr", category, uiVersion, mtrTexts, operation(opMTR), platform(2, legacy("mtr", "host", opMTR))),
+			native.Service[latencyInput, latencyOutput]("latency", category, uiVersion, latencyTexts, operation(opLatency), platform(2, legacy("latency", "host", opLatency))),
 		},
 	}.Declaration()
 })
@@ -227,6 +230,12 @@ func compute(ctx *native.Context, call native.Call) ([]byte, error) {
 		return run(ctx, call, tlsCheck)
 	case call.ToolCode == "http_headers" && call.Operation == opHTTP:
 		return run(ctx, call, httpHeaders)
+	case call.ToolCode == "traceroute" && call.Operation == opTrace:
+		return run(ctx, call, traceroute)
+	case call.ToolCode == "mtr" && call.Operation == opMTR:
+		return run(ctx, call, mtr)
+	case call.ToolCode == "latency" && call.Operation == opLatency:
+		return run(ctx, call, latency)
 	}
 	return nil, fmt.Errorf("computing %s/%s: %w", call.ToolCode, call.Operation, ErrUnknownService)
 }

@@ -88,6 +88,9 @@ func TestDeclaration(t *testing.T) {
 		{name: "dns lookup", code: "dns_lookup", op: "lookup"},
 		{name: "tls check", code: "tls_check", op: "check"},
 		{name: "http headers", code: "http_headers", op: "fetch"},
+		{name: "traceroute", code: "traceroute", op: "trace"},
+		{name: "mtr", code: "mtr", op: "report"},
+		{name: "latency", code: "latency", op: "measure"},
 	}
 	if len(svcs) != len(tests) {
 		t.Fatalf("%d services, want %d", len(svcs), len(tests))
@@ -140,10 +143,12 @@ func TestDeclaration(t *testing.T) {
 			}
 		})
 	}
-	// tcp_ping says what it measures.
-	for _, lang := range tooldef.Languages {
-		if desc := svcs["tcp_ping"].def.I18n[lang].Description; !strings.Contains(desc, "TCP") || !strings.Contains(desc, "ICMP") {
-			t.Errorf("tcp_ping %s description %q does not say TCP connect, not ICMP", lang, desc)
+	// tcp_ping and the TCP path probes say what they measure.
+	for _, code := range []string{"tcp_ping", "traceroute", "mtr", "latency"} {
+		for _, lang := range tooldef.Languages {
+			if desc := svcs[code].def.I18n[lang].Description; !strings.Contains(desc, "TCP") || !strings.Contains(desc, "ICMP") {
+				t.Errorf("%s %s description %q does not say TCP connect, not ICMP", code, lang, desc)
+			}
 		}
 	}
 }
@@ -566,4 +571,59 @@ func TestNoWindow(t *testing.T) {
 	if code, _ := toolerr.CodeOf(err); code != toolerr.ExecutionLimit {
 		t.Fatalf("err %v, want execution_limit", err)
 	}
+}
+
+// TestTCPPathProbes: traceroute, mtr and latency are honest TCP-connect
+// probes (issue 16, item 15): method tcp_connect, the destination as the
+// only hop, loss and times from real connects to a loopback listener.
+func TestTCPPathProbes(t *testing.T) {
+	t.Setenv(netprobe.AllowEnv, loopback)
+	port := listen(t)
+	var path struct {
+		M    string `json:"method"`
+		H    string `json:"hops_measured"`
+		Hops []struct {
+			Hop, Sent, Connected int
+			Address              string
+			LossPct              float64 `json:"loss_pct"`
+		}
+		Attempts []struct{ State string }
+	}
+	for _, tc := range []struct {
+		code, op string
+		count    int
+	}{{"traceroute", "trace", 3}, {"mtr", "report", 4}} {
+		if err := compute(t, tc.code, params{"operation": tc.op, "host": "localhost", "port": port, "count": tc.count}, &path); err != nil {
+			t.Fatalf("%s: %v", tc.code, err)
+		}
+		if path.M != "tcp_connect" || path.H != "destination_only" || len(path.Hops) != 1 || path.Hops[0].Hop != 1 ||
+			path.Hops[0].Address != "127.0.0.1" || path.Hops[0].Sent != tc.count || path.Hops[0].Connected != tc.count ||
+			path.Hops[0].LossPct != 0 || len(path.Attempts) != tc.count {
+			t.Errorf("%s: %+v", tc.code, path)
+		}
+	}
+	// A closed port: all lost.
+	if err := compute(t, "mtr", params{"operation": "report", "host": "127.0.0.1", "port": closedPort(t), "count": 2}, &path); err != nil {
+		t.Fatal(err)
+	}
+	if path.Hops[0].LossPct != 100 || path.Hops[0].Connected != 0 {
+		t.Errorf("mtr at a closed port: %+v", path)
+	}
+	var lat struct {
+		Method              string
+		Sent, Connected     int
+		LossPct             float64 `json:"loss_pct"`
+		JitterMS            float64 `json:"jitter_ms"`
+		MinMS, AvgMS, MaxMS float64 `json:"-"`
+	}
+	if err := compute(t, "latency", params{"operation": "measure", "host": "localhost", "port": port, "count": 3}, &lat); err != nil {
+		t.Fatal(err)
+	}
+	if lat.Method != "tcp_connect" || lat.Sent != 3 || lat.Connected != 3 || lat.LossPct != 0 || lat.JitterMS < 0 {
+		t.Errorf("latency: %+v", lat)
+	}
+	// A refused target is refused as tcp_ping's is.
+	t.Setenv(netprobe.AllowEnv, "")
+	err := compute(t, "traceroute", params{"operation": "trace", "host": "127.0.0.1"}, &path)
+	wantToolError(t, err, toolerr.InvalidParameters, "refused")
 }
