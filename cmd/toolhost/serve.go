@@ -47,6 +47,7 @@ func runServe(args []string, stderr io.Writer) error {
 	drainDelay := o.Duration("drain-delay")
 	deprecationSetting := o.String("deprecation")
 	sessionCookie := o.String("session-cookie")
+	corsOrigins := o.Origins("cors-origin")
 	rest, err := o.parse(args, false)
 	if err != nil {
 		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
@@ -113,7 +114,7 @@ func runServe(args []string, stderr io.Writer) error {
 		ToolsDir: tf.toolsDir, DataDir: data.dataDir, CacheDir: tf.cacheDir, Logger: log,
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
 		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay, LogLevel: level,
-		Deprecation: deprecation, SessionCookie: *sessionCookie,
+		Deprecation: deprecation, SessionCookie: *sessionCookie, CORSOrigins: corsOrigins.list,
 		Loading: server.LoadingConfig{Background: true},
 	})
 	if err != nil {

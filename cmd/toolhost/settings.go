@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/api"
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/supervisor"
@@ -75,6 +76,8 @@ var settings = []setting{
 		Help: "the legacy routes' Deprecation field: ADR-027's true, or RFC 9745's @<unix seconds> (rfc9745 is the ADR's date, 2026-09-23; a date or RFC 3339 time is written in that form)"},
 	{Name: "session-cookie", Env: "TOOLHOST_SESSION_COOKIE", Value: "NAME", Default: "ov_tools_jobs",
 		Help: "the browser session cookie the server reads and issues (ADR-027's ov_tools_jobs)"},
+	{Name: "cors-origin", Env: "TOOLHOST_CORS_ORIGIN", Value: "ORIGIN", List: true,
+		Help: "an origin (scheme://host[:port]) whose pages may use the open API from a browser, with credentials; * for any origin, without credentials; repeatable or comma-separated; none sends no CORS headers"},
 	{Name: "spare-workers", Env: "TOOLHOST_SPARE_WORKERS", Value: "N", Default: strconv.Itoa(supervisor.DefaultSpares),
 		Help: "how many native workers are kept started ahead of their item (docs/supervisor.md); 0 starts each item's worker when the item comes"},
 	{Name: "shutdown-timeout", Env: "TOOLHOST_SHUTDOWN_TIMEOUT", Value: "DURATION", Default: "1m0s",
@@ -100,7 +103,7 @@ func lookupSetting(name string) (setting, bool) {
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
 	"serve": {"config", "addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
-		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "spare-workers", "shutdown-timeout", "drain-delay"},
+		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "cors-origin", "spare-workers", "shutdown-timeout", "drain-delay"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"export": {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
@@ -411,6 +414,37 @@ func (v *prefixesValue) String() string {
 		return ""
 	}
 	return strings.Join(v.list, ",")
+}
+
+// originsValue is a repeatable list of CORS origins (api.ParseOrigin).
+type originsValue struct{ list []string }
+
+func (v *originsValue) Set(s string) error {
+	for _, o := range strings.Split(s, ",") {
+		if strings.TrimSpace(o) == "" {
+			continue
+		}
+		origin, err := api.ParseOrigin(o)
+		if err != nil {
+			return err
+		}
+		v.list = append(v.list, origin)
+	}
+	return nil
+}
+
+func (v *originsValue) String() string {
+	if v == nil {
+		return ""
+	}
+	return strings.Join(v.list, ",")
+}
+
+// Origins registers the repeatable CORS origin setting name.
+func (o *options) Origins(name string) *originsValue {
+	v := &originsValue{}
+	o.register(name, v)
+	return v
 }
 
 // errNotScalar is returned for a config value of a type no flag parses.

@@ -71,7 +71,11 @@ type Config struct {
 	RuntimeID string
 	// Version is the server's version, for the OpenAPI document.
 	Version string
-	Logger  *slog.Logger
+	// CORSOrigins are the origins whose pages may use the open API from a
+	// browser (cors.go): "*" for any, without credentials; each a
+	// ParseOrigin form. Empty sends no CORS headers.
+	CORSOrigins []string
+	Logger      *slog.Logger
 	// Metrics is served at /metrics and counts the form gate's refusals;
 	// nil serves and counts nothing.
 	Metrics *metrics.Metrics

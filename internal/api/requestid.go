@@ -134,6 +134,9 @@ func (s *Server) requestIDFor(r *http.Request) string {
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &requestState{id: s.requestIDFor(r)}
 	w.Header().Set(RequestIDHeader, st.id)
+	if s.cors(w, r) {
+		return // a preflight, answered
+	}
 	ctx := context.WithValue(r.Context(), requestStateKey{}, st)
 	if r.Method != http.MethodHead {
 		s.engine.ServeHTTP(w, r.WithContext(ctx))

@@ -110,6 +110,10 @@ type Config struct {
 	// "true" when empty, or RFC 9745's "@<unix seconds>"
 	// (api.ParseDeprecation).
 	Deprecation string
+	// CORSOrigins are the origins whose pages may use the open API from a
+	// browser (api.Config.CORSOrigins, docs/http.md): "*" for any, without
+	// credentials; empty sends no CORS headers.
+	CORSOrigins []string
 	// SessionCookie names the browser session cookie the server reads and
 	// issues; auth.SessionCookie (ADR-027's ov_tools_jobs) when empty.
 	SessionCookie string
@@ -357,6 +361,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		NativeWorkers:   nativeWorkers(s.supervisor),
 		Deprecation:     cfg.Deprecation,
 		EventsHeartbeat: cfg.Jobs.EventsHeartbeat,
+		CORSOrigins:     cfg.CORSOrigins,
 	})
 	// The API serves /metrics too (api.Config.Metrics), with HEAD, 405 and
 	// request ids like every route.
