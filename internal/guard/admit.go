@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,17 @@ type Request struct {
 	// and its address, or two names of one address, share the limit. A
 	// bucket takes the limit of the run being admitted.
 	PerTargetPerMinute int
+	// More are the further targets of a bulk run (tls_check_bulk,
+	// http_headers_bulk): each counts against its own per-target buckets
+	// as Target does, and the run is throttled when any one is.
+	More []Target
+}
+
+// Target is one further target of a bulk run: the name typed and, when
+// resolved, its address.
+type Target struct {
+	Name string
+	Addr netip.Addr
 }
 
 // Reason is a stable refusal code.
@@ -223,13 +235,17 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	if req.PerTargetPerMinute > 0 && req.Target != "" {
 		ta := Allowance{Burst: req.PerTargetPerMinute, PerMinute: req.PerTargetPerMinute}
 		ad.d.Limits.Policy = append(ad.d.Limits.Policy, policy("target", ta, UnitRequest))
-		keys := targetKeys(req)
+		var keys []string
+		for _, tg := range append([]Target{{Name: req.Target, Addr: req.TargetAddr}}, req.More...) {
+			for _, k := range targetKeys(tg.Name, tg.Addr) {
+				if k != "" && !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
 		field, refused := "", false
 		least := math.MaxInt
 		for _, k := range keys {
-			if k == "" {
-				continue
-			}
 			t, err := g.cfg.Limiter.Take(ctx, k, ta, 1, now)
 			switch {
 			case err != nil:
@@ -380,9 +396,8 @@ func rateItem(name, k1 string, v1 int, k2 string, v2 int, unit string) string {
 
 // targetKeys are the per-target buckets of req: its name's and its
 // address's ("" for one that is the same bucket or unknown).
-func targetKeys(req Request) [2]string {
-	name := NormalizeTarget(req.Target)
-	addr := req.TargetAddr
+func targetKeys(target string, addr netip.Addr) [2]string {
+	name := NormalizeTarget(target)
 	if a, err := netip.ParseAddr(name); err == nil {
 		addr = a
 	}

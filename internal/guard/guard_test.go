@@ -695,3 +695,25 @@ func TestPerTargetThrottleByAddressAcrossTools(t *testing.T) {
 		t.Fatal("c.example: a fourth run within the minute was admitted")
 	}
 }
+
+// TestPerTargetThrottleBulk: every target of a bulk run counts against its
+// own buckets, and one throttled target refuses the run (issue 16, item
+// 15).
+func TestPerTargetThrottleBulk(t *testing.T) {
+	g := newGuard(t, Config{Mode: Enforce, Now: newClock().Now})
+	c := Caller{Tier: User, Key: "p:bob"}
+	one := Request{Tool: "tls_check", QuotaClass: ClassFetch, Cost: 1, Anonymous: true, Egress: true, Target: "b.example", PerTargetPerMinute: 1}
+	if d, _ := g.Admit(context.Background(), c, one); !d.Allowed {
+		t.Fatalf("b.example: %+v", d)
+	}
+	bulk := Request{Tool: "tls_check_bulk", QuotaClass: ClassFetch, Cost: 1, Anonymous: true, Egress: true,
+		Target: "a.example", More: []Target{{Name: "b.example"}}, PerTargetPerMinute: 1}
+	if d, _ := g.Admit(context.Background(), c, bulk); d.Allowed || d.Reason != ReasonThrottled {
+		t.Fatalf("a bulk run with a throttled target: %+v", d)
+	}
+	// The refusal gave a.example's run back.
+	if d, _ := g.Admit(context.Background(), c, Request{Tool: "tls_check", QuotaClass: ClassFetch, Cost: 1, Anonymous: true,
+		Egress: true, Target: "a.example", PerTargetPerMinute: 1}); !d.Allowed {
+		t.Fatalf("a.example after the refused bulk run: %+v", d)
+	}
+}

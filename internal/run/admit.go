@@ -51,9 +51,30 @@ func guardRequest(svc *registry.Service, input map[string]any) guard.Request {
 		Capability: p.Capability, Egress: p.Egress, PerTargetPerMinute: p.PerTargetPerMinute}
 	if p.Egress {
 		req.Target = egressTarget(input)
+		if req.Target == "" {
+			// A bulk check: every target counts.
+			for _, k := range []string{"hosts", "urls"} {
+				list, _ := input[k].([]any)
+				for i, v := range list {
+					s, _ := v.(string)
+					if s == "" || i >= maxBulkTargets {
+						continue
+					}
+					if req.Target == "" {
+						req.Target = s
+					} else {
+						req.More = append(req.More, guard.Target{Name: s})
+					}
+				}
+			}
+		}
 	}
 	return req
 }
+
+// maxBulkTargets bounds the targets of a bulk check that the guard counts;
+// the tools' schemas allow 5, and a longer list is refused by validation.
+const maxBulkTargets = 16
 
 // egressTarget is the target an egress run is aimed at: the input's
 // "host", or the host of its "url", or its "name" (a DNS name); the guard
@@ -79,6 +100,9 @@ func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input 
 	req := guardRequest(svc, input)
 	if req.PerTargetPerMinute > 0 && req.Target != "" {
 		req.TargetAddr = resolveTarget(ctx, req.Target)
+		for i := range req.More {
+			req.More[i].Addr = resolveTarget(ctx, req.More[i].Name)
+		}
 	}
 	return a.decide(ctx, o, req)
 }

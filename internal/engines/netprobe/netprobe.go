@@ -144,6 +144,8 @@ var declaration = sync.OnceValues(func() ([]byte, error) {
 			native.Service[traceInput, pathOutput]("traceroute", category, uiVersion, traceTexts, operation(opTrace), platform(2, legacy("traceroute", "host", opTrace))),
 			native.Service[mtrInput, pathOutput]("mtr", category, uiVersion, mtrTexts, operation(opMTR), platform(2, legacy("mtr", "host", opMTR))),
 			native.Service[latencyInput, latencyOutput]("latency", category, uiVersion, latencyTexts, operation(opLatency), platform(2, legacy("latency", "host", opLatency))),
+			native.Service[tlsBulkInput, tlsBulkOutput]("tls_check_bulk", category, uiVersion, tlsBulkTexts, operation(opBulk), platform(MaxBulk)),
+			native.Service[httpBulkInput, httpBulkOutput]("http_headers_bulk", category, uiVersion, httpBulkTexts, operation(opBulk), platform(MaxBulk)),
 		},
 	}.Declaration()
 })
@@ -236,6 +238,10 @@ func compute(ctx *native.Context, call native.Call) ([]byte, error) {
 		return run(ctx, call, mtr)
 	case call.ToolCode == "latency" && call.Operation == opLatency:
 		return run(ctx, call, latency)
+	case call.ToolCode == "tls_check_bulk" && call.Operation == opBulk:
+		return run(ctx, call, tlsCheckBulk)
+	case call.ToolCode == "http_headers_bulk" && call.Operation == opBulk:
+		return run(ctx, call, httpHeadersBulk)
 	}
 	return nil, fmt.Errorf("computing %s/%s: %w", call.ToolCode, call.Operation, ErrUnknownService)
 }

@@ -91,6 +91,8 @@ func TestDeclaration(t *testing.T) {
 		{name: "traceroute", code: "traceroute", op: "trace"},
 		{name: "mtr", code: "mtr", op: "report"},
 		{name: "latency", code: "latency", op: "measure"},
+		{name: "tls check bulk", code: "tls_check_bulk", op: "check"},
+		{name: "http headers bulk", code: "http_headers_bulk", op: "check"},
 	}
 	if len(svcs) != len(tests) {
 		t.Fatalf("%d services, want %d", len(svcs), len(tests))
@@ -626,4 +628,45 @@ func TestTCPPathProbes(t *testing.T) {
 	t.Setenv(netprobe.AllowEnv, "")
 	err := compute(t, "traceroute", params{"operation": "trace", "host": "127.0.0.1"}, &path)
 	wantToolError(t, err, toolerr.InvalidParameters, "refused")
+}
+
+// TestBulkChecks: tls_check_bulk and http_headers_bulk run their probe on
+// each target and report each one on its own, a refused target included
+// (issue 16, item 15).
+func TestBulkChecks(t *testing.T) {
+	t.Setenv(netprobe.AllowEnv, loopback)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Probe", "yes")
+	}))
+	defer srv.Close()
+	var out struct {
+		Results []struct {
+			URL, Host string
+			OK        bool
+			Result    json.RawMessage
+			Error     *struct{ Code, Message string }
+		}
+	}
+	if err := compute(t, "http_headers_bulk", params{"urls": []string{srv.URL + "/a", srv.URL + "/b", "http://10.0.0.1/"}}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 3 || !out.Results[0].OK || !out.Results[1].OK || out.Results[2].OK ||
+		out.Results[2].Error == nil || out.Results[2].Error.Code != string(toolerr.InvalidParameters) ||
+		!strings.Contains(string(out.Results[0].Result), "X-Probe") && !strings.Contains(strings.ToLower(string(out.Results[0].Result)), "x-probe") {
+		t.Fatalf("http_headers_bulk: %+v", out)
+	}
+	// tls_check on a plain listener fails per host, never the run.
+	port := listen(t)
+	if err := compute(t, "tls_check_bulk", params{"hosts": []string{"127.0.0.1", "10.0.0.1"}, "port": port}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 2 || out.Results[0].Host != "127.0.0.1" || out.Results[0].OK || out.Results[0].Error == nil ||
+		out.Results[1].OK || out.Results[1].Error.Code != string(toolerr.InvalidParameters) {
+		t.Fatalf("tls_check_bulk: %+v", out)
+	}
+	// Limits: six targets, or a repeated one, are refused.
+	err := compute(t, "tls_check_bulk", params{"hosts": []string{"a.example", "b.example", "c.example", "d.example", "e.example", "f.example"}}, &out)
+	wantToolError(t, err, toolerr.InvalidParameters, "")
+	err = compute(t, "http_headers_bulk", params{"urls": []string{srv.URL, srv.URL}}, &out)
+	wantToolError(t, err, toolerr.InvalidParameters, "repeated")
 }
