@@ -18,7 +18,8 @@ import (
 // output and links none of this (nor fmt, regexp or math/big).
 
 // constraintTags reads a field's constraint tags (doc, enum, minimum,
-// maximum, minLength, maxLength, minItems, maxItems, pattern, default).
+// maximum, minLength, maxLength, minItems, maxItems, pattern, default,
+// writeOnly).
 // Only describe uses them: a guestgen build (describe_static.go) reads
 // none.
 func (b *builder) constraintTags(f *field, tag reflect.StructTag) error {
@@ -39,6 +40,12 @@ func (b *builder) constraintTags(f *field, tag reflect.StructTag) error {
 	}
 	c := &f.c
 	c.doc = tag.Get("doc")
+	if v, ok := tag.Lookup("writeOnly"); ok {
+		if v != "true" {
+			return bad("the writeOnly tag is \"true\" or absent, not %q", v)
+		}
+		c.writeOnly = true
+	}
 
 	if v, ok := tag.Lookup("enum"); ok {
 		if err := scalar("enum", kindString, kindInt, kindUint); err != nil {

@@ -118,6 +118,9 @@ func (f *field) schema() map[string]any {
 	if c.doc != "" {
 		s["description"] = c.doc
 	}
+	if c.writeOnly {
+		s["writeOnly"] = true
+	}
 	if c.hasDef {
 		s["default"] = c.def
 	}

@@ -100,6 +100,9 @@ type constraints struct {
 	pattern              string
 	def                  any // decoded default; hasDef says whether there is one
 	hasDef               bool
+	// writeOnly marks a secret (a password): the host never echoes,
+	// logs or keeps it in clear (JSON Schema's writeOnly).
+	writeOnly bool
 }
 
 // The methods of a type that encodes itself: encoding/json's Marshaler

@@ -288,6 +288,7 @@ func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service
 	job, err := s.cfg.Jobs.Submit(c.Request.Context(), jobs.Submission{
 		Owner: s.owner(c), Type: p.Job.Type, Input: raw, Files: files,
 		References: references, Accept: accept, MaxFileBytes: maxBytes,
+		Secrets: run.Secrets(svc),
 	})
 	if err != nil {
 		// An upload that stopped arriving, or a part over its bound, is

@@ -271,6 +271,11 @@ type Submission struct {
 	// MaxFileBytes is the tool's size limit per file; 0 or more than
 	// Config.MaxFileBytes means Config.MaxFileBytes.
 	MaxFileBytes int64
+	// Secrets names the top-level members of Input that are secrets (its
+	// tool's schema marks them writeOnly): they are never stored in the
+	// job's row nor shown, only sealed in its folder until its run starts
+	// (secrets.go).
+	Secrets []string
 }
 
 // Download is an open job file. The caller closes Content; it is an

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"database/sql"
 	"fmt"
@@ -145,6 +146,11 @@ type Service struct {
 	key    []byte
 	client *river.Client[*sql.Tx]
 	unlock func()
+
+	// secretsMu guards secretsAEADv, the cipher of the data folder's
+	// secrets key once loaded (secrets.go).
+	secretsMu    sync.Mutex
+	secretsAEADv cipher.AEAD
 
 	mu      sync.Mutex
 	closed  bool

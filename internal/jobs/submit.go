@@ -76,7 +76,11 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	job, err := s.submit(ctx, id, sub, input, limit)
+	input, secrets, err := splitSecrets(input, sub.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	job, err := s.submit(ctx, id, sub, input, secrets, limit)
 	if err != nil {
 		if rmErr := os.RemoveAll(s.jobDir(id)); rmErr != nil {
 			s.log.Error("jobs: removing the files of a refused submission", "job", id, "error", rmErr)
@@ -89,9 +93,14 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 }
 
 // submit is Submit once the job has an id: files, then rows and ticket.
-func (s *Service) submit(ctx context.Context, id string, sub Submission, input []byte, limit int64) (*Job, error) {
+func (s *Service) submit(ctx context.Context, id string, sub Submission, input, secrets []byte, limit int64) (*Job, error) {
 	if err := os.MkdirAll(s.inDir(id), 0o700); err != nil {
 		return nil, fmt.Errorf("creating job %s's directory: %w", id, err)
+	}
+	if secrets != nil {
+		if err := s.sealSecrets(id, secrets); err != nil {
+			return nil, err
+		}
 	}
 	var files []File
 	names := map[string]bool{}

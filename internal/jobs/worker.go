@@ -172,6 +172,19 @@ func (s *Service) prepare(ctx context.Context, r *jobRow) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{JobID: r.id, Type: r.typ, Attempt: r.attempts, Input: json.RawMessage(input), OutDir: s.outDir(r.id)}
+	// The job has started: its secrets are read for this run and dropped.
+	secrets, err := s.takeSecrets(r.id)
+	if err != nil {
+		return nil, err
+	}
+	if secrets != nil {
+		merged, err := mergeSecrets(run.Input, secrets)
+		clear(secrets)
+		if err != nil {
+			return nil, fmt.Errorf("merging job %s's secrets: %w", r.id, err)
+		}
+		run.Input = merged
+	}
 	for _, f := range files {
 		if f.Role == Input {
 			run.Files = append(run.Files, InputFile{Name: f.Name, MediaType: f.MediaType, SizeBytes: f.SizeBytes,

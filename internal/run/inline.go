@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"encoding/base64"
+	"slices"
 	"strings"
 
 	"github.com/toolhost/toolhost/internal/jobs"
@@ -35,4 +36,43 @@ func InlineFiles(svc *registry.Service, input map[string]any) ([]jobs.Upload, er
 		ups = append(ups, jobs.Upload{Name: f.Name, Content: bytes.NewReader(b)})
 	}
 	return ups, nil
+}
+
+// Secrets names the top-level input members of svc that its input schema
+// marks writeOnly (a PDF's passwords), in the schema's properties, its
+// oneOf/anyOf/allOf branches and the local $defs they refer to: the jobs
+// subsystem keeps them out of the job's row, documents and events
+// (jobs.Submission.Secrets).
+func Secrets(svc *registry.Service) []string {
+	root, _ := svc.Definition.InputSchema.(map[string]any)
+	defs, _ := root["$defs"].(map[string]any)
+	var names []string
+	var walk func(m map[string]any, depth int)
+	walk = func(m map[string]any, depth int) {
+		if m == nil || depth > 8 {
+			return
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			if name, ok := strings.CutPrefix(ref, "#/$defs/"); ok {
+				d, _ := defs[name].(map[string]any)
+				walk(d, depth+1)
+			}
+		}
+		props, _ := m["properties"].(map[string]any)
+		for k, p := range props {
+			if pm, ok := p.(map[string]any); ok && pm["writeOnly"] == true && !slices.Contains(names, k) {
+				names = append(names, k)
+			}
+		}
+		for _, key := range []string{"oneOf", "anyOf", "allOf"} {
+			alts, _ := m[key].([]any)
+			for _, a := range alts {
+				am, _ := a.(map[string]any)
+				walk(am, depth+1)
+			}
+		}
+	}
+	walk(root, 0)
+	slices.Sort(names)
+	return names
 }

@@ -6,7 +6,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io/fs"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -375,5 +379,86 @@ func TestJobToolSchemasAreWhatCallersSend(t *testing.T) {
 		part{name: "file", content: readPDF(t, "letter_3pages.pdf"), file: true})
 	if status != http.StatusOK && status != http.StatusAccepted {
 		t.Errorf("the run: %d %s", status, body)
+	}
+}
+
+// TestJobSecrets (issue 16, item 2): the PDF passwords of pdf_protect are
+// declared writeOnly, reach the tool (the output opens with them), and are
+// echoed nowhere — not in the run answer, the job document or its events
+// — and stored nowhere in clear: no file of the data folder (the SQLite
+// database and its WAL included) holds them, the secrets key is 0600, and
+// no sealed secrets are left in the job's folder once it ran.
+func TestJobSecrets(t *testing.T) {
+	data := t.TempDir()
+	r := startConfigured(t, nil, true, func(c *server.Config) {
+		c.DataDir = data
+		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+	})
+	var desc struct {
+		Input struct {
+			Properties map[string]struct {
+				WriteOnly bool `json:"writeOnly"`
+			} `json:"properties"`
+		} `json:"input"`
+	}
+	r.getJSON("/api/v1/tools/pdf_protect", &desc)
+	if !desc.Input.Properties["user_password"].WriteOnly || !desc.Input.Properties["owner_password"].WriteOnly {
+		t.Errorf("pdf_protect's passwords are not writeOnly: %+v", desc.Input.Properties)
+	}
+	const user, owner = "open sesame 7f3a", "owner secret 9c1e"
+	status, _, body := r.doMultipart("/api/v1/tools/pdf_protect/run", r.token,
+		part{name: "input", content: []byte(`{"user_password":"` + user + `","owner_password":"` + owner + `"}`)},
+		part{name: "wait_ms", content: []byte("60000")},
+		part{name: "file", content: readPDF(t, "letter_3pages.pdf"), file: true})
+	var run contracts.Run
+	if err := json.Unmarshal(body, &run); err != nil || status != http.StatusOK || run.Status != contracts.RunSucceeded {
+		t.Fatalf("run: %d %s", status, body)
+	}
+	echoed := func(where string, b []byte) {
+		t.Helper()
+		if bytes.Contains(b, []byte(user)) || bytes.Contains(b, []byte(owner)) {
+			t.Errorf("%s holds a password: %s", where, b)
+		}
+	}
+	echoed("the run answer", body)
+	_, _, body = r.do("GET", "/api/v1/jobs/"+run.ID, r.token, nil)
+	echoed("the job document", body)
+	_, evs := r.sse(run.ID)
+	for _, d := range evs {
+		echoed("an event", d)
+	}
+	// The tool had them: the output opens with the user password.
+	_, _, pdf := r.do("GET", "/api/v1/jobs/"+run.ID+"/files/file.pdf", r.token, nil)
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.pdf"), filepath.Join(dir, "out.pdf")
+	if err := os.WriteFile(in, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := exec.Command("qpdf", "--password="+user, "--decrypt", in, out).CombinedOutput(); err != nil {
+		t.Errorf("qpdf --decrypt with the user password: %v %s", err, b)
+	}
+	// Nothing in the data folder holds them in clear.
+	err := filepath.WalkDir(data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil // a file removed meanwhile
+		}
+		if bytes.Contains(b, []byte(user)) || bytes.Contains(b, []byte(owner)) {
+			t.Errorf("%s holds a password in clear", path)
+		}
+		if d.Name() == "secrets" {
+			t.Errorf("%s: the sealed secrets outlived the run", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(data, "jobs", ".secrets-key"))
+	if err != nil || st.Mode().Perm() != 0o600 || st.Size() != 32 {
+		t.Errorf("the secrets key: %v %v", st, err)
 	}
 }

@@ -21,8 +21,8 @@ const MaxPasswordLength = 127
 type protectInput struct {
 	Operation     string `json:"operation" doc:"protect: encrypt the PDF with AES-256."`
 	File          []byte `json:"file" doc:"The PDF, base64 (standard alphabet, padded), when it travels in the parameters (the compute route: the parameters document is at most 128 KiB, so the PDF at most about 96 KiB). Empty when the PDF is the job's input file file (up to 50 MiB): the run and jobs routes send it so. It must not be encrypted already."`
-	UserPassword  string `json:"user_password" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that opens the document: 1 to 127 printable ASCII characters (space to ~)."`
-	OwnerPassword string `json:"owner_password" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that gives full access and lifts the restrictions: 1 to 127 printable ASCII characters, different from user_password."`
+	UserPassword  string `json:"user_password" writeOnly:"true" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that opens the document: 1 to 127 printable ASCII characters (space to ~)."`
+	OwnerPassword string `json:"owner_password" writeOnly:"true" minLength:"1" maxLength:"127" pattern:"^[ -~]+$" doc:"The password that gives full access and lifts the restrictions: 1 to 127 printable ASCII characters, different from user_password."`
 	AllowPrint    *bool  `json:"allow_print,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may print it (at full resolution)."`
 	AllowModify   *bool  `json:"allow_modify,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may change it (pages, forms, annotations, content)."`
 	AllowExtract  *bool  `json:"allow_extract,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may copy text and graphics out of it."`
