@@ -249,7 +249,9 @@ func (s *Server) recoverer(c *gin.Context) {
 // the same, without an allocation per attribute.
 func (s *Server) accessLog(c *gin.Context) {
 	start := time.Now()
+	done := s.cfg.Metrics.StartRequest(method(c), c.FullPath())
 	c.Next()
+	done(c.Writer.Status())
 	ctx := c.Request.Context()
 	if !s.cfg.Logger.Enabled(ctx, slog.LevelInfo) {
 		return

@@ -81,6 +81,10 @@ type Metrics struct {
 	durations *prometheus.HistogramVec
 	lanes     func() Lanes
 	extra     []prometheus.Collector
+	// The HTTP answers (http.go).
+	httpDurations *prometheus.HistogramVec
+	httpInFlight  *prometheus.GaugeVec
+	build         *prometheus.GaugeVec
 }
 
 // New returns a Metrics with its own registry, which also holds the Go
@@ -106,11 +110,13 @@ func New(opts ...Option) *Metrics {
 			Buckets: DurationBuckets,
 		}, []string{"tool"}),
 	}
+	m.httpDurations, m.httpInFlight, m.build = httpCollectors()
 	for _, o := range opts {
 		o(m)
 	}
 	m.registry.MustRegister(
-		m.runs, m.refusals, m.quota, m.durations,
+		m.runs, m.refusals, m.quota, m.durations, m.httpDurations, m.httpInFlight, m.build,
+		collectors.NewBuildInfoCollector(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
