@@ -483,7 +483,9 @@ func (b *openAPIBuilder) toolPaths(p *openapi3.Paths, svc *registry.Service) {
 		return
 	}
 	input, output := t.ID+".input", t.ID+".output"
-	if m, ok := svc.Definition.InputSchema.(map[string]any); ok {
+	// The input an API caller sends (the descriptor's: a job tool's
+	// without operation and required files, issue 16 item 7).
+	if m, ok := apiInput(svc, svc.Definition.InputSchema).(map[string]any); ok {
 		b.lift(input, input, m)
 	}
 	if m, ok := svc.Definition.OutputSchema.(map[string]any); ok {
