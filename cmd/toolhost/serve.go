@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/toolhost/toolhost/internal/api"
 	"github.com/toolhost/toolhost/internal/engines"
@@ -37,6 +38,7 @@ func runServe(args []string, stderr io.Writer) error {
 	var tf toolFlags
 	tf.register(o)
 	addr := o.String("addr")
+	metricsAddr := o.String("metrics-addr")
 	logFormat := o.String("log-format")
 	logLevel := o.String("log-level")
 	guardMode := o.String("guard")
@@ -115,7 +117,8 @@ func runServe(args []string, stderr io.Writer) error {
 		Natives: engines.Packages(), Supervisor: supervisor.Config{Spares: *spares}, Version: version(),
 		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay, LogLevel: level,
 		Deprecation: deprecation, SessionCookie: *sessionCookie, CORSOrigins: corsOrigins.list,
-		Loading: server.LoadingConfig{Background: true},
+		MetricsElsewhere: *metricsAddr != "",
+		Loading:          server.LoadingConfig{Background: true},
 	})
 	if err != nil {
 		return err
@@ -127,6 +130,18 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
+	if *metricsAddr != "" {
+		ml, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			l.Close()
+			srv.Shutdown(context.Background())
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		ms := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: metricsHeaderTimeout}
+		log.Info("serving metrics", "addr", ml.Addr().String())
+		go ms.Serve(ml)
+		defer ms.Close()
+	}
 	select {
 	case err = <-served: // the listener failed
 	case <-ctx.Done():
@@ -144,3 +159,7 @@ func runServe(args []string, stderr io.Writer) error {
 	log.Info("stopped")
 	return err
 }
+
+// metricsHeaderTimeout bounds a scrape's request header on the
+// --metrics-addr listener.
+const metricsHeaderTimeout = 10 * time.Second

@@ -52,6 +52,8 @@ var settings = []setting{
 		Help: "a TOML file of settings, keyed by flag name; a flag or an environment variable overrides it"},
 	{Name: "addr", Env: "TOOLHOST_ADDR", Value: "ADDR", Default: ":8080",
 		Help: "the address to listen on"},
+	{Name: "metrics-addr", Env: "TOOLHOST_METRICS_ADDR", Value: "ADDR",
+		Help: "an address of its own to serve /metrics on (then not on --addr); empty serves it on --addr"},
 	{Name: "tools-dir", Env: "TOOLHOST_TOOLS_DIR", Value: "DIR", Default: "wasm",
 		Help: "the drop-in folder of tool modules"},
 	{Name: "data-dir", Env: dataDirEnv, Value: "DIR", Default: "data",
@@ -102,7 +104,7 @@ func lookupSetting(name string) (setting, bool) {
 // commandSettings is each command's settings, as its flag set registers
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
-	"serve": {"config", "addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
+	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
 		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "cors-origin", "spare-workers", "shutdown-timeout", "drain-delay"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},

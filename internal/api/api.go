@@ -71,6 +71,10 @@ type Config struct {
 	RuntimeID string
 	// Version is the server's version, for the OpenAPI document.
 	Version string
+	// MetricsElsewhere keeps /metrics off this handler: the process serves
+	// it on a listener of its own (serve --metrics-addr); Metrics still
+	// counts.
+	MetricsElsewhere bool
 	// CORSOrigins are the origins whose pages may use the open API from a
 	// browser (cors.go): "*" for any, without credentials; each a
 	// ParseOrigin form. Empty sends no CORS headers.
@@ -155,7 +159,7 @@ func New(cfg Config) *Server {
 	s.engine.NoMethod(methodNotAllowed)
 	s.engine.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	s.engine.GET("/readyz", s.ready)
-	if cfg.Metrics != nil {
+	if cfg.Metrics != nil && !cfg.MetricsElsewhere {
 		s.engine.GET("/metrics", gin.WrapH(cfg.Metrics.Handler()))
 	}
 

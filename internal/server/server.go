@@ -110,6 +110,9 @@ type Config struct {
 	// "true" when empty, or RFC 9745's "@<unix seconds>"
 	// (api.ParseDeprecation).
 	Deprecation string
+	// MetricsElsewhere serves /metrics only from MetricsHandler, on a
+	// listener of the caller's (serve --metrics-addr), not from the API.
+	MetricsElsewhere bool
 	// CORSOrigins are the origins whose pages may use the open API from a
 	// browser (api.Config.CORSOrigins, docs/http.md): "*" for any, without
 	// credentials; empty sends no CORS headers.
@@ -356,13 +359,14 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Memory:     memoryMode,
 			WASMMemory: engine.MemoryWASMHard,
 		},
-		RuntimeID:       runtimeID(),
-		Version:         cfg.Version,
-		Logger:          cfg.Logger,
-		NativeWorkers:   nativeWorkers(s.supervisor),
-		Deprecation:     cfg.Deprecation,
-		EventsHeartbeat: cfg.Jobs.EventsHeartbeat,
-		CORSOrigins:     cfg.CORSOrigins,
+		RuntimeID:        runtimeID(),
+		Version:          cfg.Version,
+		Logger:           cfg.Logger,
+		NativeWorkers:    nativeWorkers(s.supervisor),
+		Deprecation:      cfg.Deprecation,
+		EventsHeartbeat:  cfg.Jobs.EventsHeartbeat,
+		CORSOrigins:      cfg.CORSOrigins,
+		MetricsElsewhere: cfg.MetricsElsewhere,
 	})
 	// The API serves /metrics too (api.Config.Metrics), with HEAD, 405 and
 	// request ids like every route.
@@ -396,6 +400,10 @@ func (s *Server) Registry() *registry.Registry { return s.registry }
 
 // Serve serves HTTP on l until Shutdown; it returns http.ErrServerClosed
 // after a shutdown.
+// MetricsHandler serves the process's metrics in the Prometheus
+// exposition formats, for a listener of their own (Config.MetricsElsewhere).
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }
+
 func (s *Server) Serve(l net.Listener) error {
 	s.log.Info("serving", "addr", l.Addr().String(), "tools_dir", s.cfg.ToolsDir,
 		"services", len(s.registry.Snapshot().Services()))
