@@ -12,7 +12,7 @@ import (
 
 // With MetricsElsewhere (serve --metrics-addr), /metrics is not on the
 // API's listener but on a listener of its own, where it still counts the
-// API's answers (issue 16 item 30).
+// API's answers and has the registry's gauges (issue 16 item 30).
 func TestMetricsOnTheirOwnListener(t *testing.T) {
 	r := startConfigured(t, nil, false, func(c *server.Config) { c.MetricsElsewhere = true })
 	resp, err := r.client.Get(r.url + "/api/v1/tools")
@@ -37,7 +37,8 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `toolhost_http_request_duration_seconds_count{method="GET",route="/api/v1/tools",status="200"} 1`) ||
-		!strings.Contains(string(body), "toolhost_build_info{") {
+		!strings.Contains(string(body), "toolhost_build_info{") || !strings.Contains(string(body), "toolhost_registry_generation ") ||
+		!strings.Contains(string(body), "toolhost_registry_failures ") {
 		t.Errorf("the metrics listener: %d\n%.2000s", resp.StatusCode, body)
 	}
 }

@@ -314,7 +314,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}), metrics.WithInstances(func() metrics.Instances {
 		st := s.runtime.InstanceStats()
 		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}
-	}), metrics.WithSpares(spareStats(s.supervisor)), metrics.WithCollectors(abuseCollectors(&s.abuse)...))
+	}), metrics.WithSpares(spareStats(s.supervisor)), metrics.WithCollectors(abuseCollectors(&s.abuse)...),
+		metrics.WithCollectors(registryCollectors(s)...))
 	s.metrics.SetBuildInfo(cfg.Version)
 	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
 		return nil, err
