@@ -248,6 +248,8 @@ var headerDescriptions = map[string]string{
 	"Sunset":           "When the route goes away (RFC 8594).",
 	"Link":             "The route that replaces it (rel=\"successor-version\").",
 	"X-Request-Id":     "The request's id, also in the access log.",
+	"ETag":             "The document's strong entity tag: it changes with the snapshot generation (send it in If-None-Match).",
+	"Cache-Control":    "no-cache: a cache may store the document but revalidates it.",
 }
 
 func headers() openapi3.Headers {
@@ -336,38 +338,57 @@ func pathParam(name, description string) *openapi3.ParameterRef {
 // The run-limit headers every guarded answer carries.
 var limitHeaders = []string{"RateLimit", "RateLimit-Policy"}
 
+// cached marks a registry document's GET: its 200 carries ETag and
+// Cache-Control, and a matching If-None-Match is answered 304.
+func cached(op *openapi3.Operation) *openapi3.Operation {
+	if ok := op.Responses.Status(200); ok != nil && ok.Value != nil {
+		for n, h := range headerRefs("ETag", "Cache-Control") {
+			if ok.Value.Headers == nil {
+				ok.Value.Headers = openapi3.Headers{}
+			}
+			ok.Value.Headers[n] = h
+		}
+	}
+	notModified := openapi3.NewResponse().WithDescription("Not modified: If-None-Match names the current ETag.")
+	notModified.Headers = headerRefs("ETag", "Cache-Control")
+	op.Responses.Set("304", &openapi3.ResponseRef{Value: notModified})
+	op.Parameters = append(op.Parameters, &openapi3.ParameterRef{Value: openapi3.NewHeaderParameter("If-None-Match").
+		WithDescription("The ETag of a copy the client holds.").WithSchema(openapi3.NewStringSchema())})
+	return op
+}
+
 func (b *openAPIBuilder) registryPaths(p *openapi3.Paths) {
 	id := pathParam("id", "The tool's id.")
-	p.Set("/api/v1/tools", &openapi3.PathItem{Get: &openapi3.Operation{
+	p.Set("/api/v1/tools", &openapi3.PathItem{Get: cached(&openapi3.Operation{
 		OperationID: "listTools", Tags: []string{"registry"}, Security: optionalSecurity(),
 		Summary:   "Every tool's descriptor, its schemas by reference (tools.tool-list@1).",
 		Responses: withProblems(answers(200, jsonAnswer("The tool list.", schemaRef(contracts.ToolListV1))), 401),
-	}})
-	p.Set("/api/v1/tools/{id}", &openapi3.PathItem{Get: &openapi3.Operation{
+	})})
+	p.Set("/api/v1/tools/{id}", &openapi3.PathItem{Get: cached(&openapi3.Operation{
 		OperationID: "getTool", Tags: []string{"registry"}, Security: optionalSecurity(),
 		Summary:    "A tool's descriptor with its schemas embedded (tools.tool@1).",
 		Parameters: openapi3.Parameters{id},
 		Responses:  withProblems(answers(200, jsonAnswer("The descriptor.", schemaRef(contracts.ToolV1))), 401, 404, 503),
-	}})
-	p.Set("/api/v1/tools/{id}/schema", &openapi3.PathItem{Get: &openapi3.Operation{
+	})})
+	p.Set("/api/v1/tools/{id}/schema", &openapi3.PathItem{Get: cached(&openapi3.Operation{
 		OperationID: "getToolSchema", Tags: []string{"registry"}, Security: optionalSecurity(),
 		Summary:    "A tool's input and output schemas under $defs, the target of the list's $refs.",
 		Parameters: openapi3.Parameters{id},
 		Responses: withProblems(answers(200, jsonAnswer("The schema document (JSON Schema 2020-12).",
 			openapi3.NewObjectSchema().NewRef())), 401, 404, 503),
-	}})
-	p.Set(contracts.Route+"{name}", &openapi3.PathItem{Get: &openapi3.Operation{
+	})})
+	p.Set(contracts.Route+"{name}", &openapi3.PathItem{Get: cached(&openapi3.Operation{
 		OperationID: "getContract", Tags: []string{"registry"}, Security: noSecurity(),
 		Summary:    "One of the JSON contracts (" + strings.Join(contractNames, ", ") + "), as application/schema+json; the .json suffix is optional.",
 		Parameters: openapi3.Parameters{pathParam("name", "The contract's name, e.g. "+contracts.ToolV1+".json.")},
 		Responses: withProblems(answers(200, &openapi3.ResponseRef{Value: openapi3.NewResponse().WithDescription("The contract.").
 			WithContent(openapi3.Content{"application/schema+json": openapi3.NewMediaType().WithSchema(openapi3.NewObjectSchema())})}), 404),
-	}})
-	p.Set("/openapi.json", &openapi3.PathItem{Get: &openapi3.Operation{
+	})})
+	p.Set("/openapi.json", &openapi3.PathItem{Get: cached(&openapi3.Operation{
 		OperationID: "getOpenAPI", Tags: []string{"registry"}, Security: noSecurity(),
 		Summary:   "This document.",
 		Responses: answers(200, jsonAnswer("The OpenAPI document.", openapi3.NewObjectSchema().NewRef())),
-	}})
+	})})
 }
 
 func (b *openAPIBuilder) jobPaths(p *openapi3.Paths) {

@@ -92,6 +92,11 @@ func TestOpenAPI(t *testing.T) {
 	if doc.Components.Responses["401"].Value.Headers["WWW-Authenticate"] == nil {
 		t.Error("401 without WWW-Authenticate")
 	}
+	for _, path := range []string{"/api/v1/tools", "/api/v1/tools/{id}", "/openapi.json"} {
+		if g := doc.Paths.Value(path).Get; g.Responses.Status(304) == nil || g.Responses.Status(200).Value.Headers["ETag"] == nil {
+			t.Errorf("GET %s: no 304 or no ETag", path)
+		}
+	}
 	if len(doc.Components.SecuritySchemes) < 2 {
 		t.Errorf("security schemes %v", doc.Components.SecuritySchemes)
 	}
