@@ -295,4 +295,3 @@ func pngConfig(path string) (image.Config, error) {
 	defer f.Close()
 	return png.DecodeConfig(f)
 }
-
