@@ -193,3 +193,24 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 	s.publishState(ctx, id)
 	return s.get(req, id, owner)
 }
+
+// CountByState returns how many jobs are in each state now, every state
+// listed (0 when none): what the metrics report as jobs by state, the
+// queued ones being the queue's depth. One indexed query (jobs_state).
+func (s *Service) CountByState(ctx context.Context) (map[State]int64, error) {
+	out := map[State]int64{Queued: 0, Running: 0, Succeeded: 0, Failed: 0, Cancelled: 0}
+	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st State
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}

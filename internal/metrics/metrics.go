@@ -40,6 +40,20 @@ var DurationBuckets = []float64{
 	1, 2.5, 5, 10, 30, 60, 120, 300, // 1 s … 5 min
 }
 
+// FuelBuckets are the fuel histogram's upper bounds: 1,000 to 10^10 (the
+// default budget is 2·10^10) in decades.
+var FuelBuckets = prometheus.ExponentialBuckets(1e3, 10, 8)
+
+// MemoryBuckets are the memory peak histogram's upper bounds: 64 KiB (one
+// WASM page) to 16 GiB, by factors of 4.
+var MemoryBuckets = prometheus.ExponentialBuckets(64<<10, 4, 10)
+
+// ItemPhases are an item's measured phases, in milliseconds as the
+// executor reports them; a nil phase was not observed and is not recorded.
+type ItemPhases struct {
+	QueueWait, Startup, InputValidation, Compute, OutputValidation, Serialization, Cleanup *float64
+}
+
 // Lanes is a snapshot of the executor's lanes, as the callback given to
 // [WithLanes] returns it.
 type Lanes struct {
@@ -79,8 +93,12 @@ type Metrics struct {
 	refusals  *prometheus.CounterVec
 	quota     *prometheus.CounterVec
 	durations *prometheus.HistogramVec
-	lanes     func() Lanes
-	extra     []prometheus.Collector
+	// An item's phases, fuel and memory peak (ObserveItem).
+	phases *prometheus.HistogramVec
+	fuel   *prometheus.HistogramVec
+	peaks  *prometheus.HistogramVec
+	lanes  func() Lanes
+	extra  []prometheus.Collector
 	// The HTTP answers (http.go).
 	httpDurations *prometheus.HistogramVec
 	httpInFlight  *prometheus.GaugeVec
@@ -110,12 +128,27 @@ func New(opts ...Option) *Metrics {
 			Buckets: DurationBuckets,
 		}, []string{"tool"}),
 	}
+	m.phases = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toolhost_item_phase_seconds",
+		Help:    "How long each measured phase of an item took (queue_wait, startup, input_validation, compute, output_validation, serialization, cleanup), in seconds.",
+		Buckets: DurationBuckets,
+	}, []string{"tool", "phase"})
+	m.fuel = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toolhost_item_fuel_used",
+		Help:    "The WASM fuel an item consumed.",
+		Buckets: FuelBuckets,
+	}, []string{"tool"})
+	m.peaks = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "toolhost_item_memory_peak_bytes",
+		Help:    "The most memory an item's sandbox held at once, in bytes (WASM instance or job cgroup).",
+		Buckets: MemoryBuckets,
+	}, []string{"tool"})
 	m.httpDurations, m.httpInFlight, m.build = httpCollectors()
 	for _, o := range opts {
 		o(m)
 	}
 	m.registry.MustRegister(
-		m.runs, m.refusals, m.quota, m.durations, m.httpDurations, m.httpInFlight, m.build,
+		m.runs, m.refusals, m.quota, m.durations, m.phases, m.fuel, m.peaks, m.httpDurations, m.httpInFlight, m.build,
 		collectors.NewBuildInfoCollector(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -146,6 +179,30 @@ func (m *Metrics) CountQuotaDecision(class, tier, decision string) {
 // ObserveItemDuration records how long one item of tool ran.
 func (m *Metrics) ObserveItemDuration(tool string, d time.Duration) {
 	m.durations.WithLabelValues(safe(tool)).Observe(d.Seconds())
+}
+
+// ObserveItem records one item of tool: each phase it measured, its fuel
+// and its memory peak (nil when the item reported none).
+func (m *Metrics) ObserveItem(tool string, p ItemPhases, fuel, peakBytes *int64) {
+	tool = safe(tool)
+	for _, ph := range []struct {
+		name string
+		ms   *float64
+	}{
+		{"queue_wait", p.QueueWait}, {"startup", p.Startup}, {"input_validation", p.InputValidation},
+		{"compute", p.Compute}, {"output_validation", p.OutputValidation},
+		{"serialization", p.Serialization}, {"cleanup", p.Cleanup},
+	} {
+		if ph.ms != nil {
+			m.phases.WithLabelValues(tool, ph.name).Observe(*ph.ms / 1000)
+		}
+	}
+	if fuel != nil {
+		m.fuel.WithLabelValues(tool).Observe(float64(*fuel))
+	}
+	if peakBytes != nil {
+		m.peaks.WithLabelValues(tool).Observe(float64(*peakBytes))
+	}
 }
 
 // Handler serves the registry in the Prometheus exposition formats, for

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/executor"
+	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -331,6 +332,15 @@ func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 	}
 	m.CountRun(tool, outcome)
 	m.ObserveItemDuration(tool, d)
+	x := r.Metrics
+	var peak *int64
+	if r.Resources.Memory != nil {
+		peak = r.Resources.Memory.PeakBytes
+	}
+	m.ObserveItem(tool, metrics.ItemPhases{
+		QueueWait: x.QueueWaitMS, Startup: x.StartupMS, InputValidation: x.InputValidationMS, Compute: x.ComputeMS,
+		OutputValidation: x.OutputValidationMS, Serialization: x.SerializationMS, Cleanup: x.CleanupMS,
+	}, r.Resources.FuelUsed, peak)
 }
 
 // Local runs one item of the tool code with params for the command line

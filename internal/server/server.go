@@ -315,7 +315,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		st := s.runtime.InstanceStats()
 		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}
 	}), metrics.WithSpares(spareStats(s.supervisor)), metrics.WithCollectors(abuseCollectors(&s.abuse)...),
-		metrics.WithCollectors(registryCollectors(s)...))
+		metrics.WithCollectors(registryCollectors(s)...), metrics.WithCollectors(jobCollector{s}))
 	s.metrics.SetBuildInfo(cfg.Version)
 	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
 		return nil, err

@@ -424,10 +424,20 @@ func TestHeterogeneousBatch(t *testing.T) {
 	}
 	// The compute route's items are counted in the metrics.
 	status, _, metrics := r.do("GET", "/metrics", "", nil)
-	for _, want := range []string{`toolhost_runs_total{outcome="success",tool="hash"} 1`, `toolhost_runs_total{outcome="success",tool="slug"} 1`} {
+	// So are each item's phases, its fuel and its memory peak; a phase
+	// it did not measure (cleanup) is not.
+	for _, want := range []string{`toolhost_runs_total{outcome="success",tool="hash"} 1`, `toolhost_runs_total{outcome="success",tool="slug"} 1`,
+		`toolhost_item_phase_seconds_count{phase="queue_wait",tool="hash"} 1`,
+		`toolhost_item_phase_seconds_count{phase="compute",tool="hash"} 1`,
+		`toolhost_item_phase_seconds_count{phase="startup",tool="slug"} 1`,
+		`toolhost_item_fuel_used_count{tool="hash"} 1`,
+		`toolhost_item_memory_peak_bytes_count{tool="slug"} 1`} {
 		if status != http.StatusOK || !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics (%d) lack %s", status, want)
 		}
+	}
+	if strings.Contains(string(metrics), `phase="cleanup",tool="hash"`) {
+		t.Error("an unmeasured phase is in the metrics")
 	}
 }
 
