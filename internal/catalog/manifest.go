@@ -106,8 +106,13 @@ func Manifest(s *registry.Snapshot, version string) SchemaManifest {
 		d := svc.Definition
 		base := manifestName(d.ToolCode, d.ContractVersion)
 		in, out := base+".input", base+".output"
-		liftSchema(m.Components.Schemas, in, d.InputSchema)
-		liftSchema(m.Components.Schemas, out, d.OutputSchema)
+		for name, sch := range map[string]any{in: d.InputSchema, out: d.OutputSchema} {
+			if doc, ok := sch.(map[string]any); ok {
+				liftSchema(m.Components.Schemas, name, name, doc)
+			} else {
+				m.Components.Schemas[name] = sch // a boolean schema has no references
+			}
+		}
 		m.Manifest.Services = append(m.Manifest.Services, ManifestEntry{
 			ToolCode:            d.ToolCode,
 			ContractVersion:     d.ContractVersion,
@@ -136,79 +141,3 @@ func manifestName(code, contractVersion string) string {
 }
 
 func manifestRef(name string) string { return "#/components/schemas/" + name }
-
-// liftSchema puts schema root under name in schemas, its top-level $defs beside
-// it as name.<def>, with every local reference ("#/$defs/…", "#", and
-// discriminator mappings) rewritten to the lifted components. The
-// definition's schema is not modified: the copy is deep.
-func liftSchema(schemas map[string]any, name string, root any) {
-	rewrite := func(ref string) string {
-		switch {
-		case ref == "#":
-			return manifestRef(name)
-		case strings.HasPrefix(ref, "#/$defs/"):
-			rest := strings.TrimPrefix(ref, "#/$defs/")
-			def, tail, _ := strings.Cut(rest, "/")
-			if tail != "" {
-				tail = "/" + tail
-			}
-			return manifestRef(name+"."+def) + tail
-		case strings.HasPrefix(ref, "#/"):
-			return manifestRef(name) + strings.TrimPrefix(ref, "#")
-		}
-		return ref
-	}
-	copied, _ := rewriteRefs(root, rewrite).(map[string]any)
-	if copied == nil {
-		schemas[name] = rewriteRefs(root, rewrite)
-		return
-	}
-	if defs, ok := copied["$defs"].(map[string]any); ok {
-		for k, v := range defs {
-			schemas[name+"."+k] = v
-		}
-		delete(copied, "$defs")
-	}
-	delete(copied, "$schema") // the document's jsonSchemaDialect says it
-	schemas[name] = copied
-}
-
-// rewriteRefs copies v, rewriting the value of every "$ref" member and
-// every string of a discriminator's "mapping" with rewrite.
-func rewriteRefs(v any, rewrite func(string) string) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			switch {
-			case k == "$ref":
-				if s, ok := e.(string); ok {
-					out[k] = rewrite(s)
-					continue
-				}
-			case k == "discriminator":
-				if dm, ok := e.(map[string]any); ok {
-					c := rewriteRefs(dm, rewrite).(map[string]any)
-					if mp, ok := c["mapping"].(map[string]any); ok {
-						for mk, mv := range mp {
-							if s, ok := mv.(string); ok {
-								mp[mk] = rewrite(s)
-							}
-						}
-					}
-					out[k] = c
-					continue
-				}
-			}
-			out[k] = rewriteRefs(e, rewrite)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = rewriteRefs(e, rewrite)
-		}
-		return out
-	}
-	return v
-}

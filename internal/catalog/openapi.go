@@ -79,13 +79,35 @@ type openAPIBuilder struct {
 }
 
 // lift adds schema doc to the components as name, its $defs (at every
-// depth) as name.<def>…, with its references rewritten: root is the
-// component of the document doc's local "#" pointers start from.
+// depth) as name.<def>…, with its references rewritten (liftSchema).
 func (b *openAPIBuilder) lift(name, root string, doc map[string]any) {
+	lifted := map[string]any{}
+	liftSchema(lifted, name, root, doc)
+	for n, out := range lifted {
+		raw, err := json.Marshal(out)
+		if err != nil {
+			panic(fmt.Sprintf("catalog: schema %s: %v", n, err))
+		}
+		ref := &openapi3.SchemaRef{}
+		if err := ref.UnmarshalJSON(raw); err != nil {
+			panic(fmt.Sprintf("catalog: schema %s: %v", n, err))
+		}
+		b.schemas[n] = ref
+	}
+}
+
+// liftSchema adds the schema document doc to schemas as name and its
+// $defs (at every depth) as name.<def>…, each a deep copy with every
+// reference rewritten to the components (componentRef): root is the
+// component doc's local "#" pointers start from. $defs, $id and $schema
+// are dropped: the components hold the definitions, and the document's
+// dialect is its own. The runtime OpenAPI document and the build-time
+// schema manifest both lift their schemas so.
+func liftSchema(schemas map[string]any, name, root string, doc map[string]any) {
 	if defs, ok := doc["$defs"].(map[string]any); ok {
 		for k, d := range defs {
 			if m, ok := d.(map[string]any); ok {
-				b.lift(name+"."+componentName(k), root, m)
+				liftSchema(schemas, name+"."+componentName(k), root, m)
 			}
 		}
 	}
@@ -93,15 +115,7 @@ func (b *openAPIBuilder) lift(name, root string, doc map[string]any) {
 	delete(out, "$defs")
 	delete(out, "$id")
 	delete(out, "$schema")
-	raw, err := json.Marshal(out)
-	if err != nil {
-		panic(fmt.Sprintf("catalog: schema %s: %v", name, err))
-	}
-	ref := &openapi3.SchemaRef{}
-	if err := ref.UnmarshalJSON(raw); err != nil {
-		panic(fmt.Sprintf("catalog: schema %s: %v", name, err))
-	}
-	b.schemas[name] = ref
+	schemas[name] = out
 }
 
 // rewrite returns a deep copy of the schema node n with every $ref (and
