@@ -5,6 +5,7 @@ package bundled
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/toolhost/toolhost/guest"
 	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
@@ -36,8 +37,8 @@ const MemoryLimitBytes = 64 << 20
 
 // Service declares a bundled service from its code, category and texts
 // (whose "en" entry gives Name and Description): translation keys
-// tools.<code>.name and .description, icon key and UI component key equal
-// to the code, documentation at tools/<code>, and the [Platform] of a
+// tools.<code>.name and .description, icon key equal to the code, UI
+// component key the code with '_' as '-' (yaml_json → yaml-json), documentation at tools/<code>, and the [Platform] of a
 // browser transform with a server engine.
 func Service[In, Out any](code, category string, texts map[string]guest.Text, ops []guest.Operation,
 	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
@@ -50,7 +51,7 @@ func Service[In, Out any](code, category string, texts map[string]guest.Text, op
 		Texts:          texts,
 		Category:       category,
 		IconKey:        code,
-		UI:             guest.UI{Kind: "custom", ComponentKey: code, Version: UIVersion},
+		UI:             guest.UI{Kind: "custom", ComponentKey: strings.ReplaceAll(code, "_", "-"), Version: UIVersion},
 		Documentation:  guest.Documentation{Path: "tools/" + code, Version: DocumentationVersion},
 		Operations:     ops,
 		Platform:       Platform(code, ops),
