@@ -23,7 +23,12 @@ var migrationName = regexp.MustCompile(`^([0-9]{4})_[a-z0-9_]+\.sql$`)
 // checks that the versions count 1, 2, … without gaps or repeats, so that a
 // misnamed or misnumbered file is found by any test that opens a Store.
 func readMigrations(fsys fs.FS) ([]migration, error) {
-	entries, err := fs.ReadDir(fsys, "migrations")
+	return readMigrationsDir(fsys, "migrations")
+}
+
+// readMigrationsDir is readMigrations of the folder dir of fsys.
+func readMigrationsDir(fsys fs.FS, dir string) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the migrations: %w", ErrMigration, err)
 	}
@@ -39,7 +44,7 @@ func readMigrations(fsys fs.FS) ([]migration, error) {
 		if version != len(out)+1 {
 			return nil, fmt.Errorf("%w: %s has version %d, want %d", ErrMigration, e.Name(), version, len(out)+1)
 		}
-		data, err := fs.ReadFile(fsys, path.Join("migrations", e.Name()))
+		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading %s: %w", ErrMigration, e.Name(), err)
 		}
@@ -54,12 +59,22 @@ const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 )`
 
+// migrator is a *sql.DB or a *sql.Conn.
+type migrator interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
 // migrate applies the migrations db has not recorded yet. db must begin
 // its transactions IMMEDIATE: each one then holds the write lock from the
 // moment it checks whether its migration is applied, so two processes
 // opening one file apply every migration once between them.
-func migrate(ctx context.Context, db *sql.DB, migrations []migration) error {
-	if _, err := db.ExecContext(ctx, createMigrationsTable); err != nil {
+//
+// On PostgreSQL db is one connection holding the migration lock
+// (migratePostgres), and create is that dialect's CREATE TABLE.
+func migrate(ctx context.Context, db migrator, migrations []migration, create string) error {
+	if _, err := db.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("creating schema_migrations: %w", err)
 	}
 	var newest int
@@ -80,7 +95,7 @@ func migrate(ctx context.Context, db *sql.DB, migrations []migration) error {
 // apply runs one migration and records it, in one transaction. It does
 // nothing when the migration is already recorded: another process may have
 // applied it since migrate looked.
-func apply(ctx context.Context, db *sql.DB, m migration) error {
+func apply(ctx context.Context, db migrator, m migration) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%w: beginning %s: %w", ErrMigration, m.file, err)

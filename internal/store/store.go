@@ -1,7 +1,17 @@
-// Package store is Toolhost's embedded SQL database: one SQLite file, opened
-// with the pure-Go driver modernc.org/sqlite, that holds accounts and tokens
-// (and later jobs and the abuse log). [Open] brings its schema up to date
-// before it returns.
+// Package store is Toolhost's SQL database: by default one SQLite file,
+// opened with the pure-Go driver modernc.org/sqlite, or a PostgreSQL
+// database shared by replicas (serve --store postgres://…; see
+// docs/store.md). It holds accounts, tokens, sessions and apps, the jobs,
+// the abuse log and the shared signing key. [Open] brings its schema up to
+// date before it returns.
+//
+// Both dialects are reached through database/sql with the same statements:
+// the schema keeps the same columns and types in both (text timestamps,
+// INTEGER 0/1 flags), and a PostgreSQL store respells SQLite's ?
+// parameters as $N. Where the dialects differ in a statement, the caller
+// asks [Store.Dialect]. The rest of this comment is about SQLite; a
+// PostgreSQL store is one pgxpool (Store.Pool) under one *sql.DB, which DB
+// and ReadDB both return.
 //
 // # Connections
 //
@@ -57,6 +67,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"modernc.org/sqlite" // registers the "sqlite" driver; its *Error carries result codes
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -107,7 +118,7 @@ func Busy(ctx context.Context, err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrBusy) {
+	if errors.Is(err, ErrBusy) || pgBusy(err) {
 		return true
 	}
 	var se *sqlite.Error
@@ -123,8 +134,30 @@ func Busy(ctx context.Context, err error) bool {
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+//go:embed migrations_postgres/*.sql
+var postgresMigrationFiles embed.FS
+
+// Dialect is the SQL engine under a Store.
+type Dialect int
+
+const (
+	// SQLite is the embedded file of one machine (the default).
+	SQLite Dialect = iota
+	// Postgres is a PostgreSQL database that replicas share.
+	Postgres
+)
+
+func (d Dialect) String() string {
+	if d == Postgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
 // Store is an open database. Its methods are safe for concurrent use.
 type Store struct {
+	dialect   Dialect
+	pool      *pgxpool.Pool // PostgreSQL only
 	path      string
 	db        *sql.DB // one connection: writes and transactions
 	read      *sql.DB // read-only connections
@@ -135,9 +168,14 @@ type Store struct {
 // Open opens the database file at path, creating it and its parent folder
 // (mode 0700) when they are missing, and applies the pending migrations.
 // A new database file is created with mode 0600; SQLite gives its -wal and
-// -shm files the same mode. The context bounds the opening and the
-// migrations only, not the Store's life.
+// -shm files the same mode. A path that is a postgres:// URL ([IsPostgres])
+// opens that PostgreSQL database instead, failing when it cannot be
+// reached. The context bounds the opening and the migrations only, not the
+// Store's life.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if IsPostgres(path) {
+		return openPostgres(ctx, path)
+	}
 	return open(ctx, path, migrationFiles)
 }
 
@@ -173,7 +211,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("opening %s: %w", abs, err)
 	}
-	if err := migrate(ctx, s.db, migrations); err != nil {
+	if err := migrate(ctx, s.db, migrations, createMigrationsTable); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("opening %s: %w", abs, err)
 	}
@@ -243,8 +281,25 @@ func useWAL(ctx context.Context, db *sql.DB) error {
 	}
 }
 
-// Path is the absolute path of the database file.
+// Path is the absolute path of the database file; "" for PostgreSQL.
 func (s *Store) Path() string { return s.path }
+
+// Dialect is the store's SQL engine.
+func (s *Store) Dialect() Dialect { return s.dialect }
+
+// Pool is a PostgreSQL store's pgx pool (River's riverpgxv5 driver runs on
+// it); nil for SQLite.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Ping checks that the database answers, for readiness: a PostgreSQL
+// server that went away fails it. A SQLite store pings a reader, which
+// never waits for the writer.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.pool != nil {
+		return s.pool.Ping(ctx)
+	}
+	return s.read.PingContext(ctx)
+}
 
 // DB is the pool for writes and transactions. It has one connection: inside
 // a transaction use the *sql.Tx only, since a statement sent to DB meanwhile
@@ -262,12 +317,28 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		// Readers first: the writer's connection is the last one on the
 		// file, so closing it checkpoints the WAL into the database.
-		if s.read != nil {
+		if s.read != nil && s.read != s.db {
 			s.closeErr = s.read.Close()
 		}
 		if s.db != nil {
 			s.closeErr = errors.Join(s.closeErr, s.db.Close())
 		}
+		if s.pool != nil {
+			s.pool.Close()
+		}
 	})
 	return s.closeErr
+}
+
+var errNoRows = sql.ErrNoRows
+
+// MigrationFiles is the folder of d's migration files, NNNN_name.sql: the
+// two sets have the same files, each in its dialect.
+func MigrationFiles(d Dialect) fs.FS {
+	if d == Postgres {
+		sub, _ := fs.Sub(postgresMigrationFiles, "migrations_postgres")
+		return sub
+	}
+	sub, _ := fs.Sub(migrationFiles, "migrations")
+	return sub
 }
