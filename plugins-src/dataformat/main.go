@@ -1,0 +1,53 @@
+// Command dataformat is the bundled tool package of the data formats:
+// conversions between JSON and YAML, TOML and CSV, XML formatting, JSONPath
+// queries, JSON diffs and query strings — the server engines of the
+// browser-only tools of the same names (ADR-027, issue 19). It is built
+// with
+//
+//	go generate ./plugins-src/dataformat
+//	GOOS=wasip1 GOARCH=wasm go build -tags guestgen -buildmode=c-shared -o wasm/dataformat.wasm ./plugins-src/dataformat
+//
+// (make wasm); go generate writes guest_gen.go, the declaration guestgen
+// derives from the guest.Register call below. Markdown and HTML to text
+// are in plugins-src/markdown, so that this module does not carry
+// goldmark.
+package main
+
+//go:generate go run github.com/toolhost/toolhost/guest/cmd/guestgen
+
+import (
+	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+)
+
+func init() {
+	guest.Register(guest.Package{
+		ContractVersion:       bundled.ContractVersion,
+		ImplementationVersion: bundled.ImplementationVersion,
+		Services: []guest.Declaration{
+			bundled.Service("csv_json", "dev", csvTexts, bundled.Operations("csv_to_json", "json_to_csv"), computeCSV),
+			bundled.Service("query_string", "encoding", queryTexts, bundled.Operations("parse", "build"), computeQuery),
+		},
+	})
+}
+
+func main() {}
+
+var csvTexts = map[string]guest.Text{
+	"en": {Name: "CSV ⇄ JSON", Description: "Convert CSV to a JSON array, or a JSON array of objects or arrays to CSV, with a choice of delimiter, header row and quoting."},
+	"it": {Name: "CSV ⇄ JSON", Description: "Converte CSV in un array JSON, o un array JSON di oggetti o di array in CSV, scegliendo separatore, riga d'intestazione e virgolette."},
+	"fr": {Name: "CSV ⇄ JSON", Description: "Convertir du CSV en tableau JSON, ou un tableau JSON d'objets ou de tableaux en CSV, au choix du séparateur, de la ligne d'en-tête et des guillemets."},
+	"es": {Name: "CSV ⇄ JSON", Description: "Convierte CSV en un array JSON, o un array JSON de objetos o de arrays en CSV, eligiendo el separador, la fila de encabezado y las comillas."},
+}
+
+var queryTexts = map[string]guest.Text{
+	"en": {Name: "Query string", Description: "Parse a URL query string into its name and value pairs, in order, or build one from pairs."},
+	"it": {Name: "Stringa di query", Description: "Scompone la stringa di query di un URL nelle sue coppie nome e valore, in ordine, o ne costruisce una dalle coppie."},
+	"fr": {Name: "Chaîne de requête", Description: "Décomposer la chaîne de requête d'une URL en ses paires nom et valeur, dans l'ordre, ou en construire une à partir de paires."},
+	"es": {Name: "Cadena de consulta", Description: "Descompone la cadena de consulta de una URL en sus pares de nombre y valor, en orden, o construye una a partir de pares."},
+}
+
+// textOutput is the result of a conversion from text to text.
+type textOutput struct {
+	Text string `json:"text" doc:"The converted text."`
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
+)
+
+var codes = []string{"csv_json", "query_string"}
+
+func load(t *testing.T) *bundledtest.Tools {
+	t.Helper()
+	return bundledtest.Load(t, codes...)
+}
+
+// canonical encodes a decoded result with sorted keys and no HTML escapes.
+func canonical(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func TestDeclaration(t *testing.T) {
+	tools := load(t)
+	for code, ops := range map[string][]string{
+		"csv_json":     {"csv_to_json", "json_to_csv"},
+		"query_string": {"parse"},
+	} {
+		for _, op := range ops {
+			if got := tools.MaxLength(code, op, "text"); got != bundled.MaxTextLength {
+				t.Errorf("%s/%s text maxLength = %d", code, op, got)
+			}
+		}
+	}
+}
+
+func TestCSV(t *testing.T) {
+	tools := load(t)
+	tests := []struct{ name, params, want string }{
+		{"csv_to_json header", `{"operation":"csv_to_json","text":"name,age\nZoë,7\n\"Doe, J\",\"\"\n"}`, "[\n  {\n    \"name\": \"Zoë\",\n    \"age\": \"7\"\n  },\n  {\n    \"name\": \"Doe, J\",\n    \"age\": \"\"\n  }\n]"},
+		{"csv_to_json typed compact", `{"operation":"csv_to_json","text":"a;b;c\n1;true;\n","delimiter":"semicolon","typed":true,"indent":0}`, `[{"a":1,"b":true,"c":null}]`},
+		{"csv_to_json no header", `{"operation":"csv_to_json","text":"a\tb\n","delimiter":"tab","header":false,"indent":0}`, `[["a","b"]]`},
+		{"json_to_csv", `{"operation":"json_to_csv","text":"[{\"a\":1,\"b\":\"x,y\"},{\"b\":null,\"c\":[1]}]"}`, "a,b,c\n1,\"x,y\",\n,,[1]\n"},
+		{"json_to_csv all crlf", `{"operation":"json_to_csv","text":"[[1,2]]","quote":"all","line_ending":"crlf","delimiter":"pipe"}`, "\"1\"|\"2\"\r\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tools.Text(t, "csv_json", tt.params); got != tt.want {
+				t.Errorf("text = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	for params, want := range map[string]string{
+		`{"operation":"csv_to_json","text":"a,b\n1,2,3\n"}`:        "text is not valid CSV: row has a different number of fields than the first row (ragged accepts it) at line 2, column 1 (byte 4)",
+		`{"operation":"json_to_csv","text":"{\"a\":1}"}`:           "text must be a JSON array whose elements are all objects or all arrays",
+		`{"operation":"json_to_csv","text":"[{\"a\":1,}]"}`:        "text is not valid JSON: trailing comma before '}' at line 1, column 8 (byte 7)",
+		`{"operation":"json_to_csv","text":"[{\"a\":1,\"a\":2}]"}`: "text is not valid JSON: duplicate object key at line 1, column 9 (byte 8)",
+	} {
+		if got := tools.ToolError(t, "csv_json", params); got != want {
+			t.Errorf("%s: message %q, want %q", params, got, want)
+		}
+	}
+	tools.Refused(t, "csv_json", `{"operation":"csv_to_json","text":"a","delimiter":","}`)
+	tools.Refused(t, "csv_json", `{"operation":"json_to_csv","text":"[]","typed":true}`)
+	tools.Refused(t, "csv_json", `{"operation":"csv_to_json","text":"a","quote":"all"}`)
+}
+
+func TestQueryString(t *testing.T) {
+	tools := load(t)
+	m, err := tools.Run(t, "query_string", `{"operation":"parse","text":"https://x.test/?q=caf%C3%A9+au+lait&tag=a&tag=b&flag#top"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := canonical(t, m)
+	if want := `{"pairs":[{"key":"q","value":"café au lait"},{"key":"tag","value":"a"},{"key":"tag","value":"b"},{"key":"flag"}]}`; got != want {
+		t.Errorf("parse = %s, want %s", got, want)
+	}
+	if got := tools.Text(t, "query_string", `{"operation":"build","pairs":[{"key":"q","value":"a b&c"},{"key":"flag"},{"key":"é","value":""}]}`); got != "q=a+b%26c&flag&%C3%A9=" {
+		t.Errorf("build = %q", got)
+	}
+	if got, want := tools.ToolError(t, "query_string", `{"operation":"parse","text":"a=%zz"}`),
+		"text is not a valid query string: '%' must be followed by two hex digits at line 1, column 3 (byte 2)"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	tools.Refused(t, "query_string", `{"operation":"build","text":"a=1"}`)
+	tools.Refused(t, "query_string", `{"operation":"build","pairs":[{"value":"1"}]}`)
+}
+
+// TestWASM runs items natively and in the built module: the same bytes.
+func TestWASM(t *testing.T) {
+	tools := load(t)
+	mod := bundledtest.Module(t, "dataformat")
+	rows := strings.Repeat(`Zoë,\"a \"\"quoted\"\", field\",1.5\n`, 2000)
+	for _, params := range []string{
+		`{"operation":"csv_to_json","text":"name,note,n\n` + rows + `","typed":true}`,
+		`{"operation":"json_to_csv","text":"[{\"a\":1,\"b\":\"x\"},{\"c\":[true]}]","quote":"all"}`,
+		`{"operation":"csv_to_json","text":"a,\"b\n"}`,
+	} {
+		tools.Same(t, mod, "csv_json", params)
+	}
+	for _, params := range []string{
+		`{"operation":"parse","text":"?a=1&b=%C3%A9+x&c"}`,
+		`{"operation":"build","pairs":[{"key":"a b","value":"😀"},{"key":"c"}]}`,
+		`{"operation":"parse","text":"a=%FF"}`,
+	} {
+		tools.Same(t, mod, "query_string", params)
+	}
+}
+
+func TestDocs(t *testing.T) {
+	tools := load(t)
+	for _, code := range codes {
+		tools.CheckDocs(t, "../../docs/tools/"+code+".md", code)
+	}
+}

@@ -1,0 +1,75 @@
+package jsontree
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
+)
+
+// The round trips keep member order and numbers as written (RFC 8259 §6
+// allows any precision; a converter must not round).
+func TestRoundTrip(t *testing.T) {
+	tests := []struct {
+		name, in, compact, indented string
+	}{
+		{"order kept", `{"b":1,"a":[true,null,"x"]}`, `{"b":1,"a":[true,null,"x"]}`, "{\n  \"b\": 1,\n  \"a\": [\n    true,\n    null,\n    \"x\"\n  ]\n}"},
+		{"numbers as written", `[1.50, 12345678901234567890123, -0, 1e400]`, `[1.50,12345678901234567890123,-0,1e400]`, "[\n  1.50,\n  12345678901234567890123,\n  -0,\n  1e400\n]"},
+		{"escapes", `"\u00e9\n\"\\\/\u0001\ud83d\ude00"`, `"é\n\"\\/\u0001😀"`, `"é\n\"\\/\u0001😀"`},
+		{"empty containers", `{"a":{},"b":[]}`, `{"a":{},"b":[]}`, "{\n  \"a\": {},\n  \"b\": []\n}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Parse(tt.in, "text is not valid JSON")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := Encode(v, 0, 0); got != tt.compact {
+				t.Errorf("compact %q, want %q", got, tt.compact)
+			}
+			if got, _ := Encode(v, 2, 0); got != tt.indented {
+				t.Errorf("indented %q, want %q", got, tt.indented)
+			}
+		})
+	}
+}
+
+func TestFaults(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"syntax, subject replaced", `{"a" 1}`, "a is not valid JSON: expected ':' after object key at line 1, column 6 (byte 5)"},
+		{"duplicate key", `{"a":1,"b":2,"a":3}`, "a is not valid JSON: duplicate object key at line 1, column 14 (byte 13)"},
+		{"duplicate escaped key", `{"\"x":1, "\"x":2}`, "a is not valid JSON: duplicate object key at line 1, column 11 (byte 10)"},
+		{"empty", ``, "a is not valid JSON: empty input at line 1, column 1 (byte 0)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.in, "a is not valid JSON")
+			var pe *textpos.Error
+			if !errors.As(err, &pe) || err.Error() != tt.want {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestEncodeBounds(t *testing.T) {
+	v, _ := Parse(`[`+strings.Repeat(`"xxxxxxxx",`, 100)+`1]`, "x")
+	if _, err := Encode(v, 2, 500); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("err %v, want ErrTooLarge", err)
+	}
+	if _, err := Encode(v, 9, 0); !errors.Is(err, ErrIndent) {
+		t.Errorf("err %v, want ErrIndent", err)
+	}
+}
+
+func TestAny(t *testing.T) {
+	v, _ := Parse(`{"a":[1,"x",null,false]}`, "x")
+	m := v.Any().(map[string]any)
+	a := m["a"].([]any)
+	if len(a) != 4 || a[0].(interface{ String() string }).String() != "1" || a[1] != "x" || a[2] != nil || a[3] != false {
+		t.Errorf("Any = %#v", m)
+	}
+}
