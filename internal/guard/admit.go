@@ -82,13 +82,17 @@ const (
 	// ReasonThrottled: the target's per-minute throttle is spent, across
 	// all callers; retry after RetryAfterSeconds.
 	ReasonThrottled Reason = "throttled"
+	// ReasonUnavailable: the shared store of the quotas, throttles or
+	// semaphores (Redis) did not answer, so the run could not be counted;
+	// retry after RetryAfterSeconds. Not the caller's doing.
+	ReasonUnavailable Reason = "guard_unavailable"
 )
 
 // Retryable reports whether waiting can turn the refusal into an
-// admission: true for concurrency, quota_exceeded and throttled, whose
-// decisions carry a RetryAfterSeconds.
+// admission: true for concurrency, quota_exceeded, throttled and
+// guard_unavailable, whose decisions carry a RetryAfterSeconds.
 func (r Reason) Retryable() bool {
-	return r == ReasonConcurrency || r == ReasonQuotaExceeded || r == ReasonThrottled
+	return r == ReasonConcurrency || r == ReasonQuotaExceeded || r == ReasonThrottled || r == ReasonUnavailable
 }
 
 // Decision is the outcome of Admit.
@@ -196,16 +200,12 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 
 	// Concurrency: per caller, then per tier.
 	if a.ConcurrentPerCaller > 0 {
-		if rel, ok := g.sems.acquire(class+"\x00"+column+"\x00"+c.Key, a.ConcurrentPerCaller); ok {
-			ad.undo = append(ad.undo, rel)
-		} else if ad.refuse(ReasonConcurrency, time.Second) {
+		if ad.acquire(ctx, g.cfg.Semaphores, class+"\x00"+column+"\x00"+c.Key, a.ConcurrentPerCaller) {
 			return ad.done()
 		}
 	}
 	if a.ConcurrentPerTier > 0 {
-		if rel, ok := g.sems.acquire(class+"\x00"+column, a.ConcurrentPerTier); ok {
-			ad.undo = append(ad.undo, rel)
-		} else if ad.refuse(ReasonConcurrency, time.Second) {
+		if ad.acquire(ctx, g.cfg.Semaphores, class+"\x00"+column, a.ConcurrentPerTier) {
 			return ad.done()
 		}
 	}
@@ -215,9 +215,12 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 		t, err := g.cfg.Limiter.Take(ctx, "q\x00"+class+"\x00"+column+"\x00"+c.Key, a, cost, now)
 		switch {
 		case err != nil:
-			// A limiter that cannot answer (a shared store down) fails
-			// open: the tools are open and the semaphores still bound
-			// the load. The caller sees no quota headers.
+			// A limiter that cannot answer (a shared store down): closed
+			// in enforce mode, open and reported in report mode. The
+			// caller sees no quota item.
+			if ad.refuse(ReasonUnavailable, time.Second) {
+				return ad.done()
+			}
 		case t.OK:
 			ad.taken = append(ad.taken, t.Undo)
 			ad.d.Limits.Limit = append(ad.d.Limits.Limit, limitField(class, t.Remaining, t.Reset))
@@ -249,6 +252,9 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 			t, err := g.cfg.Limiter.Take(ctx, k, ta, 1, now)
 			switch {
 			case err != nil:
+				if ad.refuse(ReasonUnavailable, time.Second) {
+					return ad.done()
+				}
 			case t.OK:
 				ad.taken = append(ad.taken, t.Undo)
 				if t.Remaining < least {
@@ -279,6 +285,21 @@ type admission struct {
 	enforce bool
 	undo    []func() // semaphore releases
 	taken   []func() // bucket undos
+}
+
+// acquire takes a slot of key, recording a concurrency refusal when none
+// is free and an unavailable one when the semaphores cannot answer. It
+// reports whether Admit must stop now, as refuse does.
+func (ad *admission) acquire(ctx context.Context, s Semaphores, key string, limit int) bool {
+	rel, ok, err := s.Acquire(ctx, key, limit)
+	switch {
+	case err != nil:
+		return ad.refuse(ReasonUnavailable, time.Second)
+	case !ok:
+		return ad.refuse(ReasonConcurrency, time.Second)
+	}
+	ad.undo = append(ad.undo, rel)
+	return false
 }
 
 // refuse records a refusal. It reports whether Admit must stop now
@@ -434,43 +455,18 @@ func NormalizeTarget(s string) string {
 	return s
 }
 
-// semaphores are counters by key; a key with no holder is dropped.
-type semaphores struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func newSemaphores() *semaphores { return &semaphores{n: make(map[string]int)} }
-
-// acquire takes one slot of key if fewer than limit are held; the release
-// it returns is safe to call more than once.
-func (s *semaphores) acquire(key string, limit int) (func(), bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.n[key] >= limit {
-		return nil, false
-	}
-	s.n[key]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.n[key]--; s.n[key] <= 0 {
-				delete(s.n, key)
-			}
-		})
-	}, true
-}
-
 // InFlight returns the runs of class held by the semaphores: for the
 // caller key when key is not empty, else tier-wide for column. For tests
-// and metrics.
+// and metrics. A semaphore that cannot answer (a shared store down)
+// counts 0.
 func (g *Guard) InFlight(class, column, key string) int {
-	g.sems.mu.Lock()
-	defer g.sems.mu.Unlock()
+	k := class + "\x00" + column
 	if key != "" {
-		return g.sems.n[class+"\x00"+column+"\x00"+key]
+		k += "\x00" + key
 	}
-	return g.sems.n[class+"\x00"+column]
+	n, err := g.cfg.Semaphores.Held(context.Background(), k)
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -73,6 +73,10 @@ type Caller struct {
 	Capabilities []string
 	// Sandbox marks a sandbox app token, which has an allowance of its own.
 	Sandbox bool
+	// SignedIn marks a user resolved from the session cookie of a browser
+	// that signed in with the user's token (docs/hub-auth.md): the routes
+	// then check its state-changing requests for CSRF.
+	SignedIn bool
 	// IP is the client address as [ClientIP] derived it; the zero Addr when
 	// the peer address could not be parsed. It is for the abuse log's HMAC
 	// only: never store or log it raw.
@@ -86,7 +90,8 @@ func (c Caller) Has(capability string) bool {
 
 // Identity is what a credential resolves to.
 type Identity struct {
-	// Tier is User or App for a token; Session for a session cookie.
+	// Tier is User or App for a token; Session for a session cookie, or
+	// User for the cookie of a signed-in session.
 	Tier Tier
 	// Principal identifies the user, app or session; it must not be empty.
 	Principal string
@@ -182,6 +187,10 @@ func (g *Guard) Resolve(ctx context.Context, p Presented, creds Credentials) (Ca
 		return Caller{IP: ip}, fmt.Errorf("%w: credential has no principal", ErrInvalidCredentials)
 	}
 	switch {
+	case session && id.Tier == User:
+		// A signed-in session is its user's caller, keyed as the user's
+		// tokens are, so that they share the user's allowance.
+		c.Tier, c.Key, c.SignedIn = User, "p:"+id.Principal, true
 	case session:
 		c.Tier, c.Key = Session, "s:"+id.Principal
 	case id.Tier == User || id.Tier == App:

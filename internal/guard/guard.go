@@ -24,6 +24,13 @@
 // tier's burst; the concurrency semaphores (per caller, then per tier); the
 // quota bucket; the per-target throttle. A stage that refuses gives back
 // what earlier stages took.
+//
+// # A shared store that cannot answer
+//
+// When the Limiter or the Semaphores fail (Redis unreachable), the stage is
+// a [ReasonUnavailable] refusal with a retry-after of one second: enforce
+// mode refuses the run (fails closed), report mode lets it through reported
+// (fails open), as for any other reason.
 package guard
 
 import (
@@ -113,6 +120,10 @@ type Config struct {
 	// Limiter holds the quota and per-target buckets; a new
 	// MemoryLimiter when nil.
 	Limiter Limiter
+	// Semaphores hold the concurrency slots; new MemorySemaphores when
+	// nil. Replicas that share quotas share both (a RedisLimiter and
+	// RedisSemaphores over one Redis).
+	Semaphores Semaphores
 	// Challenge is called before admission; NoChallenge when nil.
 	Challenge Challenge
 	// Now is the clock; time.Now when nil.
@@ -128,8 +139,7 @@ type Config struct {
 // Guard resolves callers and admits requests. It is safe for concurrent
 // use; its configuration is fixed at New.
 type Guard struct {
-	cfg  Config
-	sems *semaphores
+	cfg Config
 }
 
 // New validates cfg, fills in defaults and returns a Guard.
@@ -146,6 +156,9 @@ func New(cfg Config) (*Guard, error) {
 	if cfg.Limiter == nil {
 		cfg.Limiter = NewMemoryLimiter()
 	}
+	if cfg.Semaphores == nil {
+		cfg.Semaphores = NewMemorySemaphores()
+	}
 	if cfg.Challenge == nil {
 		cfg.Challenge = NoChallenge{}
 	}
@@ -159,7 +172,7 @@ func New(cfg Config) (*Guard, error) {
 		cfg.SessionCookie = "ov_tools_jobs"
 	}
 	cfg.Trusted = slices.Clone(cfg.Trusted)
-	return &Guard{cfg: cfg, sems: newSemaphores()}, nil
+	return &Guard{cfg: cfg}, nil
 }
 
 // SessionCookie returns the name of the browser session cookie the guard

@@ -36,8 +36,15 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
+// newGuard is New for a test; under TestAgainstRedis (sharedStore set) a
+// guard without a limiter of its own gets a RedisLimiter and
+// RedisSemaphores under a key prefix of its own, so that every test here
+// also runs against the shared implementation.
 func newGuard(t *testing.T, cfg Config) *Guard {
 	t.Helper()
+	if sharedStore != nil && cfg.Limiter == nil && cfg.Semaphores == nil {
+		cfg.Limiter, cfg.Semaphores = sharedStore(t)
+	}
 	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -116,6 +116,10 @@ func fromGuard(d guard.Decision) *Refusal {
 		r.Code, r.Detail = Throttled, "Too many runs of this tool against this target; retry after the Retry-After."
 	case guard.ReasonConcurrency:
 		r.Code, r.Detail = Concurrency, "Too many runs of this caller, or of its tier, are in flight; retry after the Retry-After."
+	case guard.ReasonUnavailable:
+		// The shared quota store (Redis) did not answer and the guard
+		// enforces: the server's trouble, not the caller's (503).
+		r.Code, r.Detail = ServiceUnavailable, "The server cannot count this run against its quotas now; retry after the Retry-After."
 	default:
 		r.Code, r.Detail = QuotaExceeded, "The caller's allowance for this kind of run is spent; retry after the Retry-After."
 	}

@@ -1,0 +1,71 @@
+// Package redisconn opens the Redis client the replicas share their
+// quotas, throttles, semaphores and abuse salt through (serve --redis),
+// with the bounds the request path needs: a Redis that does not answer
+// costs a request at most a fraction of a second, never the default
+// seconds of retries, and go-redis reconnects by itself when it returns.
+package redisconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrURL is returned by Open for a URL go-redis does not take.
+var ErrURL = errors.New("redisconn: invalid Redis URL")
+
+// The bounds Open gives a URL that sets none of its own (its query can:
+// dial_timeout, read_timeout, write_timeout, pool_timeout, max_retries).
+const (
+	DialTimeout = time.Second
+	IOTimeout   = 500 * time.Millisecond
+	MaxRetries  = 1
+)
+
+// Open returns a client for a redis:// or rediss:// URL
+// (redis://[user:password@]host:port/db). It does not connect: the first
+// command does, and Ping says whether Redis answers.
+func Open(rawURL string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrURL, err)
+	}
+	if opt.DialTimeout == 0 {
+		opt.DialTimeout = DialTimeout
+	}
+	if opt.ReadTimeout == 0 {
+		opt.ReadTimeout = IOTimeout
+	}
+	if opt.WriteTimeout == 0 {
+		opt.WriteTimeout = IOTimeout
+	}
+	if opt.PoolTimeout == 0 {
+		opt.PoolTimeout = IOTimeout
+	}
+	if opt.MaxRetries == 0 {
+		opt.MaxRetries = MaxRetries
+	}
+	// A request's deadline bounds its commands, not only the timeouts
+	// above.
+	opt.ContextTimeoutEnabled = true
+	// CLIENT SETINFO is Redis 7.2's; Debian's 7.0 answers it with an
+	// error on every connection.
+	opt.DisableIdentity = true
+	return redis.NewClient(opt), nil
+}
+
+// PingTimeout bounds a readiness Ping.
+const PingTimeout = 500 * time.Millisecond
+
+// Ping reports whether Redis answers within PingTimeout.
+func Ping(ctx context.Context, rdb redis.UniversalClient) error {
+	ctx, cancel := context.WithTimeout(ctx, PingTimeout)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	return nil
+}
