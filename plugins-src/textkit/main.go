@@ -15,6 +15,8 @@ package main
 //go:generate go run github.com/toolhost/toolhost/guest/cmd/guestgen
 
 import (
+	"errors"
+
 	"github.com/toolhost/toolhost/guest"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
 )
@@ -28,6 +30,10 @@ func init() {
 			bundled.Service("lines", "text", linesTexts, bundled.Operations("sort", "dedupe", "reverse", "shuffle"), computeLines),
 			bundled.Service("whitespace", "text", whitespaceTexts, bundled.Operations("trim", "collapse", "remove_blank_lines"), computeWhitespace),
 			bundled.Service("line_endings", "text", endingsTexts, bundled.Operations("convert", "detect"), computeEndings),
+			bundled.Service("unicode_normalize", "text", normalizeTexts, bundled.Operations("normalize", "check"), computeNormalize),
+			bundled.Service("html_entities", "encoding", entitiesTexts, bundled.Operations("encode", "decode"), computeEntities),
+			bundled.Service("string_escape", "encoding", escapeTexts, bundled.Operations("json_escape", "json_unescape", "js_escape", "js_unescape"), computeEscape),
+			bundled.Service("rot13", "text", rotTexts, bundled.Operations("rot13", "rot47", "caesar"), computeRot),
 		},
 	})
 }
@@ -37,4 +43,16 @@ func main() {}
 // textOutput is the result of a transform from text to text.
 type textOutput struct {
 	Text string `json:"text" doc:"The transformed text."`
+}
+
+// errTooLarge is a transform's result over bundled.MaxResultBytes: an
+// escape or a normalisation can grow its text several times over.
+var errTooLarge = errors.New("the result would exceed the 256 KiB result limit")
+
+// bounded returns text, or errTooLarge when it is over the result bound.
+func bounded(text string) (textOutput, error) {
+	if len(text) > bundled.MaxResultBytes {
+		return textOutput{}, guest.InvalidInput("%s", errTooLarge.Error())
+	}
+	return textOutput{Text: text}, nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // codes are the package's services, in declaration order.
-var codes = []string{"text_stats", "lines", "whitespace", "line_endings"}
+var codes = []string{"text_stats", "lines", "whitespace", "line_endings", "unicode_normalize", "html_entities", "string_escape", "rot13"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()
@@ -103,6 +103,79 @@ func TestLineEndings(t *testing.T) {
 	tools.Refused(t, "line_endings", `{"operation":"detect","text":"a","to":"lf"}`)
 }
 
+func TestUnicodeNormalize(t *testing.T) {
+	tools := load(t)
+	// UAX #15's examples: the Angstrom sign, the fi ligature, ṩ.
+	for form, result := range map[string]string{
+		"nfc": `{"text":"\u00c5 \ufb01 \u1e69"}`, "nfd": `{"text":"A\u030a \ufb01 s\u0323\u0307"}`,
+		"nfkc": `{"text":"\u00c5 fi \u1e69"}`, "nfkd": `{"text":"A\u030a fi s\u0323\u0307"}`,
+	} {
+		want(t, tools, "unicode_normalize", `{"operation":"normalize","text":"\u212b \ufb01 s\u0307\u0323","form":"`+form+`"}`, result)
+	}
+	want(t, tools, "unicode_normalize", `{"operation":"check","text":"A\u030a","form":"nfc"}`, `{"normalized":false}`)
+	want(t, tools, "unicode_normalize", `{"operation":"check","text":"A\u030a","form":"nfd"}`, `{"normalized":true}`)
+	tools.Refused(t, "unicode_normalize", `{"operation":"normalize","text":"a","form":"NFC"}`)
+	tools.Refused(t, "unicode_normalize", `{"operation":"check","text":"a"}`)
+	// U+FDFA decomposes to 18 code points (33 bytes) under NFKD: past the result bound.
+	msg := tools.ToolError(t, "unicode_normalize", `{"operation":"normalize","form":"nfkd","text":"`+strings.Repeat("\ufdfa", 10000)+`"}`)
+	if msg != errTooLarge.Error() {
+		t.Errorf("message %q", msg)
+	}
+}
+
+func TestHTMLEntities(t *testing.T) {
+	tools := load(t)
+	want(t, tools, "html_entities", `{"operation":"encode","text":"<a href=\"x\">Tom & Jerry's</a>"}`, `{"text":"&lt;a href=&#34;x&#34;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;"}`)
+	want(t, tools, "html_entities", `{"operation":"encode","text":"café 😀","mode":"non_ascii"}`, `{"text":"caf&#xE9; &#x1F600;"}`)
+	want(t, tools, "html_entities", `{"operation":"decode","text":"&lt;p&gt; &eacute;&#233;&#xE9; &amp &unknown;"}`, `{"text":"<p> ééé & &unknown;"}`)
+	tools.Refused(t, "html_entities", `{"operation":"encode","text":"a","mode":"all"}`)
+	tools.Refused(t, "html_entities", `{"operation":"decode","text":"a","mode":"minimal"}`)
+	msg := tools.ToolError(t, "html_entities", `{"operation":"encode","mode":"non_ascii","text":"`+strings.Repeat("é", 50000)+`"}`)
+	if msg != errTooLarge.Error() {
+		t.Errorf("message %q", msg)
+	}
+}
+
+func TestStringEscape(t *testing.T) {
+	tools := load(t)
+	tests := []struct{ name, params, result string }{
+		{"json", `{"operation":"json_escape","text":"say \"hi\"\n\ttab é"}`, `{"text":"say \\\"hi\\\"\\n\\ttab é"}`},
+		{"json ascii quoted", `{"operation":"json_escape","text":"é😀","ascii":true,"quote":true}`, `{"text":"\"\\u00E9\\uD83D\\uDE00\""}`},
+		{"json unescape", `{"operation":"json_unescape","text":"a\\u00e9\\n\\/"}`, `{"text":"aé\n/"}`},
+		{"json unescape literal", `{"operation":"json_unescape","text":"\"x\\\"y\""}`, `{"text":"x\"y"}`},
+		{"js", `{"operation":"js_escape","text":"it's \"q\" \u2028"}`, `{"text":"it\\'s \\\"q\\\" \\u2028"}`},
+		{"js unescape", `{"operation":"js_unescape","text":"\\x41\\u{1F600}\\'"}`, `{"text":"A😀'"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { want(t, tools, "string_escape", tt.params, tt.result) })
+	}
+	for params, msg := range map[string]string{
+		`{"operation":"json_unescape","text":"a\"b"}`:         "text is not a valid JSON string: unescaped quote at line 1, column 2 (byte 1)",
+		`{"operation":"json_unescape","text":"\\uD800"}`:      "text is not a valid JSON string: lone surrogate at line 1, column 1 (byte 0)",
+		`{"operation":"js_unescape","text":"ab\\1"}`:          "text is not a valid JavaScript string: octal escape (not allowed in strict mode) at line 1, column 3 (byte 2)",
+		`{"operation":"js_unescape","text":"\n\\xZ"}`:        "text is not a valid JavaScript string: incomplete \\x escape at line 2, column 1 (byte 1)",
+	} {
+		if got := tools.ToolError(t, "string_escape", params); got != msg {
+			t.Errorf("%s: %q, want %q", params, got, msg)
+		}
+	}
+	tools.Refused(t, "string_escape", `{"operation":"js_escape","text":"a","quote":true}`)
+	tools.Refused(t, "string_escape", `{"operation":"json_unescape","text":"a","ascii":true}`)
+	tools.Refused(t, "string_escape", `{"operation":"escape","text":"a"}`)
+}
+
+func TestRot13(t *testing.T) {
+	tools := load(t)
+	// tr 'A-Za-z' 'N-ZA-Mn-za-m' and tr '!-~' 'P-~!-O' give the same.
+	want(t, tools, "rot13", `{"operation":"rot13","text":"Why did the chicken cross the road? é"}`, `{"text":"Jul qvq gur puvpxra pebff gur ebnq? é"}`)
+	want(t, tools, "rot13", `{"operation":"rot47","text":"Hello, World!"}`, `{"text":"w6==@[ (@C=5P"}`)
+	want(t, tools, "rot13", `{"operation":"caesar","text":"Attack at dawn","shift":3}`, `{"text":"Dwwdfn dw gdzq"}`)
+	want(t, tools, "rot13", `{"operation":"caesar","text":"Dwwdfn dw gdzq","shift":-3}`, `{"text":"Attack at dawn"}`)
+	tools.Refused(t, "rot13", `{"operation":"caesar","text":"a","shift":26}`)
+	tools.Refused(t, "rot13", `{"operation":"caesar","text":"a"}`)
+	tools.Refused(t, "rot13", `{"operation":"rot13","text":"a","shift":1}`)
+}
+
 // TestWASM runs items natively and in the built module: the same bytes.
 func TestWASM(t *testing.T) {
 	tools := load(t)
@@ -121,6 +194,20 @@ func TestWASM(t *testing.T) {
 		{"whitespace", `{"operation":"remove_blank_lines","text":"` + long + `"}`},
 		{"line_endings", `{"operation":"convert","text":"` + long + `","to":"cr"}`},
 		{"line_endings", `{"operation":"detect","text":"` + long + `"}`},
+		{"unicode_normalize", `{"operation":"normalize","text":"` + long + `\u212b\ufb01s\u0307\u0323","form":"nfkd"}`},
+		{"unicode_normalize", `{"operation":"normalize","text":"` + long + `A\u030a","form":"nfc"}`},
+		{"unicode_normalize", `{"operation":"check","text":"` + long + `","form":"nfd"}`},
+		{"html_entities", `{"operation":"encode","text":"` + long + `<&>\"'","mode":"non_ascii"}`},
+		{"html_entities", `{"operation":"decode","text":"&eacute;&#x1F600;&amp &NotNestedGreaterGreater; &bogus; ` + long + `"}`},
+		{"string_escape", `{"operation":"json_escape","text":"` + long + `","ascii":true,"quote":true}`},
+		{"string_escape", `{"operation":"js_escape","text":"` + long + `\u2028\u0000 ${x}"}`},
+		{"string_escape", `{"operation":"json_unescape","text":"\"a\\u00e9\\uD83D\\uDE00\\n\""}`},
+		{"string_escape", `{"operation":"json_unescape","text":"bad \\uD800"}`},
+		{"string_escape", `{"operation":"js_unescape","text":"\\x41\\u{1F600}\\'\\\n"}`},
+		{"string_escape", `{"operation":"js_unescape","text":"\\07"}`},
+		{"rot13", `{"operation":"rot13","text":"` + long + `"}`},
+		{"rot13", `{"operation":"rot47","text":"` + long + `"}`},
+		{"rot13", `{"operation":"caesar","text":"` + long + `","shift":-7}`},
 	} {
 		tools.Same(t, mod, item.code, item.params)
 	}
