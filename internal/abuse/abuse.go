@@ -43,7 +43,6 @@ package abuse
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
@@ -128,6 +127,9 @@ type Config struct {
 	// Logger receives purge results and failures; slog.Default() when nil.
 	// It is never given an address or a salt.
 	Logger *slog.Logger
+	// Salts gives each UTC day's salt (salt.go); LocalSalts when nil.
+	// Replicas that share an abuse log share a RedisSalts.
+	Salts SaltSource
 }
 
 // Entry is one event to record.
@@ -222,8 +224,9 @@ type Log struct {
 	maxPending int
 	logger     *slog.Logger
 
-	mu   sync.Mutex
-	salt *salt // nil until first needed and after its day
+	mu    sync.Mutex
+	salt  *salt // nil until first needed and after its day
+	salts SaltSource
 
 	pmu     sync.Mutex
 	pending map[key]*tally
@@ -240,12 +243,6 @@ type Log struct {
 	stopped   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-}
-
-// salt is one UTC day's HMAC key.
-type salt struct {
-	day string // "2006-01-02", UTC
-	key [32]byte
 }
 
 // New returns a Log over cfg.Store and starts its writer goroutine, which
@@ -270,6 +267,7 @@ func New(cfg Config) (*Log, error) {
 		flushEvery: cmp.Or(cfg.FlushInterval, DefaultFlushInterval),
 		maxPending: cmp.Or(cfg.MaxPending, DefaultMaxPending),
 		logger:     cfg.Logger,
+		salts:      cfg.Salts,
 		pending:    map[key]*tally{},
 		purged:     make(chan struct{}),
 		done:       make(chan struct{}),
@@ -280,6 +278,9 @@ func New(cfg Config) (*Log, error) {
 	}
 	if l.logger == nil {
 		l.logger = slog.Default()
+	}
+	if l.salts == nil {
+		l.salts = LocalSalts{}
 	}
 	go l.loop()
 	return l, nil
@@ -617,20 +618,6 @@ func (l *Log) callerHash(now time.Time, ip netip.Addr) string {
 	s := l.saltLocked(now)
 	sum := hmacSHA256(&s.key, msg)
 	return hex.EncodeToString(sum[:])
-}
-
-// saltLocked returns the salt of now's UTC day, wiping a salt of another day
-// and making a new one. l.mu must be held.
-func (l *Log) saltLocked(now time.Time) *salt {
-	day := now.UTC().Format(time.DateOnly)
-	if l.salt != nil && l.salt.day == day {
-		return l.salt
-	}
-	l.dropSaltLocked()
-	s := &salt{day: day}
-	rand.Read(s.key[:]) // never fails (crypto/rand, Go 1.24+)
-	l.salt = s
-	return s
 }
 
 // expireSalt wipes the salt if its day has passed, so that an idle Log does
