@@ -23,6 +23,7 @@ var seedStatus = map[string]int{
 	"invalid_envelope":       http.StatusUnprocessableEntity,
 	"unauthorized":           http.StatusUnauthorized,
 	"forbidden":              http.StatusForbidden,
+	ProblemCSRF:              http.StatusForbidden,
 	"challenge_failed":       http.StatusForbidden,
 	"cost_exceeds_allowance": http.StatusForbidden,
 	"quota_exceeded":         http.StatusTooManyRequests,

@@ -62,6 +62,7 @@ var problemStatus = map[string]int{
 	ProblemJobsUnavailable:                http.StatusServiceUnavailable,
 	problemJobInternalError:               http.StatusInternalServerError,
 	problemLegacyNotFound:                 http.StatusNotFound,
+	ProblemCSRF:                           http.StatusForbidden,
 }
 
 // ProblemStatus is the HTTP status of an ADR-027 problem code; 500 for a

@@ -53,24 +53,48 @@ func (s *Server) resolveCaller(c *gin.Context) {
 		s.toolsRefusal(c, err)
 		return
 	}
+	if !s.checkCSRF(c, o.Caller, false) {
+		return
+	}
 	setOrigin(c, o)
 	c.Next()
 }
 
 // authenticate is the active-account boundary of the seed-000 routes: a
-// bearer token of an enabled account, or 401.
+// bearer token of an enabled account, or the session cookie of a browser
+// signed in as one (docs/hub-auth.md; its state-changing requests pass the
+// CSRF check), or 401. The token cookie and an anonymous session are not
+// accounts' credentials here.
 func (s *Server) authenticate(c *gin.Context) {
-	if _, ok := guard.Bearer(c.GetHeader("Authorization")); !ok {
-		unauthorized(c, c.GetHeader("Authorization") != "")
+	h := c.GetHeader("Authorization")
+	_, bearer := guard.Bearer(h)
+	if !bearer && (h != "" || s.sessionValue(c.Request) == "") {
+		unauthorized(c, h != "")
 		return
 	}
-	o, err := s.cfg.Run.Resolve(c.Request.Context(), presented(c.Request), RequestID(c))
+	p := presented(c.Request)
+	if !bearer {
+		// Only the session cookie: not the token cookie, which Resolve
+		// would try first.
+		session := s.guard.SessionCookie()
+		cookie := p.Cookie
+		p.Cookie = func(name string) string {
+			if name != session {
+				return ""
+			}
+			return cookie(name)
+		}
+	}
+	o, err := s.cfg.Run.Resolve(c.Request.Context(), p, RequestID(c))
 	if err != nil {
 		s.seedRefusal(c, err)
 		return
 	}
-	if o.Caller.Tier == guard.Anonymous {
+	if o.Caller.Tier == guard.Anonymous || (!bearer && !o.Caller.SignedIn) {
 		unauthorized(c, false)
+		return
+	}
+	if !s.checkCSRF(c, o.Caller, true) {
 		return
 	}
 	setOrigin(c, o)

@@ -445,9 +445,9 @@ func (a *Accounts) lookupToken(ctx context.Context, hash string) (*Principal, er
 	return &p, nil
 }
 
-// RevokeToken deletes token, with its capabilities: from the moment it
-// returns the token fails with ErrInvalidToken in this process, its cache
-// entry gone; another process's cache forgets it within its TTL. Revoking
+// RevokeToken deletes token, with its capabilities and the browser
+// sessions signed in with it: from the moment it returns the token fails
+// with ErrInvalidToken in this process, its cache entries gone; another process's cache forgets it within its TTL. Revoking
 // a malformed, unknown or already revoked token is ErrInvalidToken. The
 // token's account or app and its other tokens are unchanged.
 func (a *Accounts) RevokeToken(ctx context.Context, token string) error {
@@ -455,9 +455,11 @@ func (a *Accounts) RevokeToken(ctx context.Context, token string) error {
 		return ErrInvalidToken
 	}
 	hash := hashToken(token)
-	// The entry goes after the change, whatever the outcome, so that no
-	// lookup that read the row before the delete answers from it.
-	defer a.cache.drop("t" + hash)
+	// The entries go after the change, whatever the outcome, so that no
+	// lookup that read the row before the delete answers from it; all of
+	// them, since the sessions signed in with the token (deleted with it)
+	// are cached under their own keys.
+	defer a.cache.clear()
 	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM tokens WHERE hash = ?`, hash)
 	if err != nil {
 		return fmt.Errorf("revoking a token: %w", err)

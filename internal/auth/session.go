@@ -34,15 +34,41 @@ const SessionTTL = 30 * 24 * time.Hour
 // bytes in unpadded base64url.
 const sessionLen = len(SessionPrefix) + (tokenBytes*8+5)/6
 
-// Session is a browser session: tier session, no account.
+// SignInTTL is how long a signed-in session lasts from sign-in
+// (CreateUserSession): fixed, not sliding, shorter than an anonymous
+// session's SessionTTL because it carries an account.
+const SignInTTL = 12 * time.Hour
+
+// Session is a browser session: an anonymous one (tier session, no
+// account), or a signed-in one that belongs to the account UserID and to
+// the token it was signed in with (docs/hub-auth.md).
 type Session struct {
 	ID      int64
 	Expires time.Time // UTC, millisecond precision
+	// UserID and UserName are the signed-in account's; 0 and "" for an
+	// anonymous session.
+	UserID   int64
+	UserName string
 }
 
-// Principal returns the session as a caller: TierSession, Key
-// "session:ID", no capability.
+// SignedIn reports whether the session belongs to an account.
+func (s *Session) SignedIn() bool { return s.UserID != 0 }
+
+// Principal returns the session as a caller. An anonymous session is
+// TierSession, Key "session:ID"; a signed-in one is its account's caller,
+// TierUser, Key "user:ID", with SessionID set. Neither holds a
+// capability: capabilities are granted to tokens, not carried into a
+// browser.
 func (s *Session) Principal() *Principal {
+	if s.SignedIn() {
+		return &Principal{
+			Tier:      TierUser,
+			Key:       "user:" + strconv.FormatInt(s.UserID, 10),
+			UserID:    s.UserID,
+			UserName:  s.UserName,
+			SessionID: s.ID,
+		}
+	}
 	return &Principal{
 		Tier:      TierSession,
 		Key:       "session:" + strconv.FormatInt(s.ID, 10),
@@ -69,8 +95,73 @@ func (a *Accounts) CreateSession(ctx context.Context) (value string, expires tim
 	return value, expires, nil
 }
 
+// CreateUserSession signs a browser in with token, an enabled account's
+// token, and returns the new session's cookie value (the only copy; the
+// database keeps its SHA-256) and the session: SignInTTL from now, owned by
+// the token's account and by the token, so that revoking the token or
+// deleting the account ends it. A malformed, unknown or revoked token, or an
+// app's, is ErrInvalidToken; a disabled account's is ErrDisabled; an error
+// wrapping [store.ErrBusy] means the database was too busy to check it.
+func (a *Accounts) CreateUserSession(ctx context.Context, token string) (string, *Session, error) {
+	p, err := a.Authenticate(ctx, token)
+	if err != nil {
+		return "", nil, err
+	}
+	if p.Tier != TierUser {
+		return "", nil, ErrInvalidToken
+	}
+	raw := make([]byte, tokenBytes)
+	rand.Read(raw) // never fails: crypto/rand crashes the program instead
+	value := SessionPrefix + tokenEncoding.EncodeToString(raw)
+	now := a.now().UTC().Truncate(time.Millisecond)
+	s := &Session{Expires: now.Add(SignInTTL), UserID: p.UserID, UserName: p.UserName}
+	// The INSERT reads the token again: one revoked since Authenticate
+	// (which may have answered from the cache) inserts nothing, and a
+	// disabled account's neither.
+	res, err := a.db.DB().ExecContext(ctx, `
+		INSERT INTO sessions (hash, created_at, expires_at, user_id, token_id)
+		SELECT ?, ?, ?, t.user_id, t.id FROM tokens t JOIN users u ON u.id = t.user_id
+		WHERE t.id = ? AND u.disabled = 0`,
+		hashToken(value), now.Format(timeLayout), s.Expires.Format(timeLayout), p.TokenID)
+	if err != nil {
+		return "", nil, fmt.Errorf("creating session: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return "", nil, fmt.Errorf("creating session: %w", err)
+	} else if n == 0 {
+		return "", nil, ErrInvalidToken
+	}
+	if s.ID, err = res.LastInsertId(); err != nil {
+		return "", nil, fmt.Errorf("creating session: %w", err)
+	}
+	return value, s, nil
+}
+
+// DeleteSession ends the session value names (sign-out): from the moment
+// it returns, the value fails with ErrInvalidSession in this process; another
+// process's cache forgets it within its TTL. Deleting a malformed, unknown
+// or expired session is ErrInvalidSession.
+func (a *Accounts) DeleteSession(ctx context.Context, value string) error {
+	if !wellFormedSession(value) {
+		return ErrInvalidSession
+	}
+	hash := hashToken(value)
+	defer a.cache.drop("s" + hash)
+	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
+	if err != nil {
+		return fmt.Errorf("deleting session: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("deleting session: %w", err)
+	} else if n == 0 {
+		return ErrInvalidSession
+	}
+	return nil
+}
+
 // Session returns the session value names. It fails with ErrInvalidSession
-// when value is malformed, unknown or expired; any other error is the
+// when value is malformed, unknown or expired, and with ErrDisabled when it
+// is a signed-in session of a disabled account; any other error is the
 // database's, wrapping [store.ErrBusy] when it was too busy to answer
 // within [store.Budget]. It only reads. With [WithCache], a session read
 // less than the TTL ago is answered from memory, never past its expiry, and
@@ -107,13 +198,18 @@ func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) 
 func (a *Accounts) lookupSession(ctx context.Context, hash string) (*Session, error) {
 	now := a.now().UTC().Format(timeLayout)
 	var (
-		s       Session
-		expires string
+		s        Session
+		expires  string
+		userID   sql.NullInt64
+		userName sql.NullString
+		disabled sql.NullBool
 	)
 	// As for tokens, the lookup is by hash, so its timing tells nothing.
 	err := a.db.ReadDB().QueryRowContext(ctx,
-		`SELECT id, expires_at FROM sessions WHERE hash = ? AND expires_at > ?`,
-		hash, now).Scan(&s.ID, &expires)
+		`SELECT s.id, s.expires_at, u.id, u.name, u.disabled
+		 FROM sessions s LEFT JOIN users u ON u.id = s.user_id
+		 WHERE s.hash = ? AND s.expires_at > ?`,
+		hash, now).Scan(&s.ID, &expires, &userID, &userName, &disabled)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrInvalidSession
@@ -121,7 +217,10 @@ func (a *Accounts) lookupSession(ctx context.Context, hash string) (*Session, er
 		return nil, fmt.Errorf("reading session: %w: %w", store.ErrBusy, err)
 	case err != nil:
 		return nil, fmt.Errorf("reading session: %w", err)
+	case disabled.Valid && disabled.Bool:
+		return nil, ErrDisabled
 	}
+	s.UserID, s.UserName = userID.Int64, userName.String
 	if s.Expires, err = time.Parse(timeLayout, expires); err != nil {
 		return nil, fmt.Errorf("reading session: %w", err)
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	Credentials guard.Credentials
 	// Sessions issues browser sessions (IssueSession); nil issues none.
 	Sessions SessionIssuer
+	// SignIns signs browsers in with a user's token and out again
+	// (signin.go); nil refuses every sign-in as unauthenticated.
+	SignIns SignIns
 	// Abuse receives refused and reported decisions; nil logs nothing.
 	Abuse AbuseLog
 	// Metrics counts runs, refusals and quota decisions; nil counts

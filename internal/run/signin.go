@@ -1,0 +1,119 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/toolhost/toolhost/internal/abuse"
+	"github.com/toolhost/toolhost/internal/guard"
+)
+
+// SignIns signs browsers in with a user's token and out again; the server
+// adapts *auth.Accounts to it. Every method answers an error wrapping
+// guard.ErrInvalidCredentials for a token or session value that does not
+// resolve (malformed, unknown, revoked, expired, an app's token, a disabled
+// account) and one wrapping guard.ErrUnavailable when the store cannot
+// answer now.
+type SignIns interface {
+	// SignIn makes a signed-in session for the account of token and
+	// returns its cookie value, the only copy.
+	SignIn(ctx context.Context, token string) (value string, s SignedIn, err error)
+	// SignOut deletes the session value names.
+	SignOut(ctx context.Context, value string) error
+	// Session describes the session value names, signed in or not.
+	Session(ctx context.Context, value string) (SignedIn, error)
+}
+
+// SignedIn describes a browser session: whose it is and until when.
+type SignedIn struct {
+	// Tier is guard.User for a signed-in session, guard.Session for an
+	// anonymous browser session.
+	Tier guard.Tier
+	// User is the signed-in account's name; "" for an anonymous session.
+	User    string
+	Expires time.Time
+}
+
+// SignIn signs the browser whose request presented p in with token and
+// returns the session's cookie value and description. A token that does
+// not resolve is an Unauthenticated refusal, abuse-logged and counted like
+// a bad credential on any route; a store too busy to check it is a
+// StoreBusy refusal.
+func (a *App) SignIn(ctx context.Context, p guard.Presented, token, requestID string) (string, SignedIn, error) {
+	if a.cfg.SignIns == nil {
+		return "", SignedIn{}, &Refusal{Code: Unauthenticated, InvalidCredentials: true,
+			Detail: "This server does not sign browsers in."}
+	}
+	value, s, err := a.cfg.SignIns.SignIn(ctx, token)
+	if err != nil {
+		return "", SignedIn{}, a.signInRefusal(ctx, p, requestID, err,
+			"The token is not that of an active account.")
+	}
+	return value, s, nil
+}
+
+// Session describes the browser session value names; a value that does
+// not resolve is an Unauthenticated refusal (not abuse-logged: a browser
+// holding an expired cookie is ordinary).
+func (a *App) Session(ctx context.Context, value string) (SignedIn, error) {
+	if a.cfg.SignIns == nil || value == "" {
+		return SignedIn{}, &Refusal{Code: Unauthenticated, Detail: "No browser session."}
+	}
+	s, err := a.cfg.SignIns.Session(ctx, value)
+	switch {
+	case errors.Is(err, guard.ErrUnavailable):
+		return SignedIn{}, storeBusy()
+	case err != nil:
+		return SignedIn{}, &Refusal{Code: Unauthenticated, InvalidCredentials: true,
+			Detail: "The session has expired or was ended; sign in again."}
+	}
+	return s, nil
+}
+
+// SignOut ends the browser session value names. A value that does not
+// resolve is not an error: there is nothing left to end. A store too busy
+// to delete it is a StoreBusy refusal.
+func (a *App) SignOut(ctx context.Context, value string) error {
+	if a.cfg.SignIns == nil || value == "" {
+		return nil
+	}
+	err := a.cfg.SignIns.SignOut(ctx, value)
+	switch {
+	case errors.Is(err, guard.ErrUnavailable):
+		return storeBusy()
+	case errors.Is(err, guard.ErrInvalidCredentials):
+		return nil
+	}
+	return err
+}
+
+// signInRefusal is the refusal of a sign-in that failed with err.
+func (a *App) signInRefusal(ctx context.Context, p guard.Presented, requestID string, err error, detail string) error {
+	if errors.Is(err, guard.ErrUnavailable) {
+		a.log.Warn("credential store busy", "request_id", requestID, "err", err)
+		return storeBusy()
+	}
+	if !errors.Is(err, guard.ErrInvalidCredentials) {
+		return err
+	}
+	// Resolved without credentials: the client address behind the
+	// trusted proxies, as Resolve records it.
+	p.Authorization, p.Cookie = "", nil
+	anon, _ := a.guard.Resolve(ctx, p, nil)
+	ip := anon.IP
+	a.record(ctx, abuse.Entry{IP: ip, Reason: string(guard.ReasonUnauthenticated), RequestID: requestID})
+	if ip.IsValid() && a.rules.badCredential(ip, time.Now()) {
+		a.record(ctx, abuse.Entry{IP: ip, Reason: RuleCredentialBurst, RequestID: requestID})
+	}
+	if m := a.cfg.Metrics; m != nil {
+		m.CountRefusal(string(guard.ReasonUnauthenticated))
+	}
+	return &Refusal{Code: Unauthenticated, InvalidCredentials: true, Detail: detail}
+}
+
+// storeBusy is the refusal of a credential store too busy to answer.
+func storeBusy() *Refusal {
+	return &Refusal{Code: StoreBusy, RetryAfter: time.Second,
+		Detail: "The credential store is busy; retry after the Retry-After."}
+}
