@@ -192,8 +192,12 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 		return nil, fmt.Errorf("%w: its code changes tables or segments (%s)", errNotImaged, strings.Join(info.StateOps, ", "))
 	}
 	cachePath := r.imageCachePath(rewritten)
-	if c, ok := readCachedImage(cachePath); ok {
-		return r.compileImage(ctx, wasm, opts, c, build)
+	cached, ok := readCachedImage(cachePath)
+	if cachePath != "" {
+		count(ok, &r.cache.imageHits, &r.cache.imageMisses)
+	}
+	if ok {
+		return r.compileImage(ctx, wasm, opts, cached, build)
 	}
 	rt, err := r.templateRuntime(ctx)
 	if err != nil {

@@ -21,9 +21,12 @@ func TestImageCache(t *testing.T) {
 	wasm := testmodule.WAT(t, "init_state")
 	dir := t.TempDir()
 	ctx := context.Background()
+	var stats CacheStats // of the last load's runtime
 	compute := func(what string) []byte {
 		t.Helper()
-		m, err := newTestRuntime(t, Config{CacheDir: dir}).Load(ctx, wasm)
+		r := newTestRuntime(t, Config{CacheDir: dir})
+		m, err := r.Load(ctx, wasm)
+		stats = r.CacheStats()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -40,6 +43,9 @@ func TestImageCache(t *testing.T) {
 	want = binary.LittleEndian.AppendUint64(want, 42)
 	if got := compute("the template"); !bytes.Equal(got, want) {
 		t.Fatalf("the template's image: %q, want %q", got, want)
+	}
+	if stats.ImageHits != 0 || stats.ImageMisses != 1 {
+		t.Errorf("the template's load: CacheStats = %+v, want one image miss", stats)
 	}
 	entries, _ := filepath.Glob(filepath.Join(dir, imageCacheDir, "*.img"))
 	if len(entries) != 1 {
@@ -75,6 +81,9 @@ func TestImageCache(t *testing.T) {
 	}
 	if got := compute("the cache"); !bytes.HasPrefix(got, []byte("from-the-cache!!")) {
 		t.Fatalf("a second load saw %q: it did not use the cached image", got)
+	}
+	if stats.ImageHits != 1 || stats.ImageMisses != 0 {
+		t.Errorf("a load from the cache: CacheStats = %+v, want one image hit", stats)
 	}
 
 	damaged := encodeCachedImage(c)

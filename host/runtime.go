@@ -72,6 +72,7 @@ type Runtime struct {
 	logLevel int32                           // Config.LogLevel, in the Extism encoding
 
 	counters instanceCounters
+	cache    cacheCounters
 
 	// templates is the interpreter runtime the templates of
 	// pre-initialisation run in (see templateRuntime), made on first use.

@@ -182,7 +182,11 @@ func (m *Module) dropTier(t *tier) {
 func (m *Module) firstTier(ctx context.Context, final []byte, info instrument.Info, tiered bool) (*tier, error) {
 	r := m.rt
 	m.info = info
-	if tiered && !r.knownCompiled(final, info) {
+	known := r.knownCompiled(final, info)
+	if r.cfg.CacheDir != "" {
+		count(known, &r.cache.codeHits, &r.cache.codeMisses)
+	}
+	if tiered && !known {
 		compiled, release, err := r.interpret(withYieldListener(ctx, info), final)
 		if err != nil {
 			return nil, err

@@ -250,6 +250,9 @@ func TestTierSkippedWhenWarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Close(context.Background())
+	if st := r.CacheStats(); st.CodeHits != 0 || st.CodeMisses != 1 {
+		t.Errorf("cold: CacheStats = %+v, want one code miss and no hit", st)
+	}
 	r2 := newRuntime(t, host.Config{CacheDir: dir})
 	m2, err := r2.Load(host.WithTiering(context.Background()), wasm)
 	if err != nil {
@@ -259,14 +262,21 @@ func TestTierSkippedWhenWarm(t *testing.T) {
 	if m2.Tier() != host.TierCompiled {
 		t.Fatalf("warm: Tier = %s, want %s", m2.Tier(), host.TierCompiled)
 	}
+	if st := r2.CacheStats(); st.CodeHits != 1 || st.CodeMisses != 0 {
+		t.Errorf("warm: CacheStats = %+v, want one code hit and no miss", st)
+	}
 	// Without WithTiering, the compiled tier, as before.
-	m3, err := newRuntime(t, host.Config{}).Load(context.Background(), wasm)
+	m3Runtime := newRuntime(t, host.Config{})
+	m3, err := m3Runtime.Load(context.Background(), wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m3.Close(context.Background())
 	if m3.Tier() != host.TierCompiled {
 		t.Fatalf("untiered: Tier = %s", m3.Tier())
+	}
+	if st := m3Runtime.CacheStats(); st != (host.CacheStats{}) {
+		t.Errorf("without a cache folder: CacheStats = %+v, want none counted", st)
 	}
 	// Optimise after Close refuses; on the compiled tier it does nothing.
 	if err := m3.Optimise(context.Background()); err != nil {

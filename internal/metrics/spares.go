@@ -2,11 +2,17 @@ package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Spares is a snapshot of the native supervisor's spare workers, as the
+// Spares is a snapshot of the native supervisor's workers, as the
 // callback given to [WithSpares] returns it (supervisor.Supervisor.Stats).
 type Spares struct {
-	// Ready spares are started, verified and idle.
-	Ready int
+	// Running is the number of workers running an item now.
+	Running int
+	// Ready spares are started, verified and idle; Starting spares are
+	// between their spawn and their ready frame.
+	Ready, Starting int
+	// JobCgroups is the number of job cgroups the supervisor has now (the
+	// kernel's count; 0 without cgroups).
+	JobCgroups int
 	// Used counts the native items handed to a spare; Fresh the items that
 	// found none ready and started a fresh worker; Lost the spares that
 	// died while idle (never handed an item).
@@ -25,6 +31,10 @@ func WithSpares(fn func() Spares) Option {
 }
 
 var (
+	workersDesc = prometheus.NewDesc("toolhost_native_workers",
+		"Live native worker processes by state: running an item, spare_ready (verified, idle) or spare_starting.", []string{"state"}, nil)
+	jobCgroupsDesc = prometheus.NewDesc("toolhost_native_job_cgroups",
+		"Job cgroups the native supervisor has now, as the kernel lists them (running items', placed spares', emptied ones being removed); 0 without cgroups.", nil, nil)
 	sparesReadyDesc = prometheus.NewDesc("toolhost_native_spares_ready",
 		"Spare native workers started, verified and waiting for an item.", nil, nil)
 	sparesUsedDesc = prometheus.NewDesc("toolhost_native_spares_used_total",
@@ -39,6 +49,8 @@ var (
 type spareCollector struct{ fn func() Spares }
 
 func (c spareCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- workersDesc
+	ch <- jobCgroupsDesc
 	ch <- sparesReadyDesc
 	ch <- sparesUsedDesc
 	ch <- freshWorkersDesc
@@ -47,6 +59,10 @@ func (c spareCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c spareCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.fn()
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(s.Running), "running")
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(s.Ready), "spare_ready")
+	ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(s.Starting), "spare_starting")
+	ch <- prometheus.MustNewConstMetric(jobCgroupsDesc, prometheus.GaugeValue, float64(s.JobCgroups))
 	ch <- prometheus.MustNewConstMetric(sparesReadyDesc, prometheus.GaugeValue, float64(s.Ready))
 	ch <- prometheus.MustNewConstMetric(sparesUsedDesc, prometheus.CounterValue, float64(s.Used))
 	ch <- prometheus.MustNewConstMetric(freshWorkersDesc, prometheus.CounterValue, float64(s.Fresh))

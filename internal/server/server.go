@@ -60,8 +60,13 @@ const ScratchDir = "scratch"
 type Config struct {
 	// ToolsDir is the drop-in folder of tool modules; empty for none.
 	ToolsDir string
-	// DataDir holds the database (DatabaseFile). Required.
+	// DataDir holds the database (DatabaseFile) unless Store names
+	// another, and the job files. Required.
 	DataDir string
+	// Store is a postgres:// URL of the database replicas share (serve
+	// --store, docs/store.md); empty opens DataDir's SQLite file. A URL
+	// that does not parse, or a server that does not answer, fails New.
+	Store string
 	// CacheDir is where compiled modules are cached; empty for none.
 	CacheDir string
 	// Platform is the platform policy; zero means policy.DefaultPlatform().
@@ -120,6 +125,11 @@ type Config struct {
 	// SessionCookie names the browser session cookie the server reads and
 	// issues; auth.SessionCookie (ADR-027's ov_tools_jobs) when empty.
 	SessionCookie string
+	// Redis is the redis:// URL of what replicas share exactly (serve
+	// --redis, docs/scale-out.md): the guard's quotas, throttles and
+	// semaphores and the abuse log's daily salt, and a /readyz check.
+	// Empty keeps them in the process.
+	Redis string
 }
 
 // DefaultDrainDelay is the DrainDelay of `serve` (--drain-delay): about
@@ -195,6 +205,10 @@ type JobsConfig struct {
 	// EventsHeartbeat is how often a job's event stream sends a heartbeat
 	// comment (api.DefaultEventsHeartbeat, 15 s, when zero).
 	EventsHeartbeat time.Duration
+	// RescueAfter and LeaseTTL are how a replica's dead jobs are re-run
+	// on a PostgreSQL store (jobs.Config; docs/store.md); zero takes the
+	// defaults.
+	RescueAfter, LeaseTTL time.Duration
 	// WriteTimeout replaces the HTTP server's write timeout (the
 	// platform's client deadline) when positive; tests shorten it to
 	// show that an event stream outlives it.
@@ -224,6 +238,7 @@ type Server struct {
 	api        *api.Server
 	http       *http.Server
 	loader     *wasmtool.Loader
+	shared     *shared // nil without Config.Redis
 
 	// serving is set by Serve: Shutdown waits DrainDelay only for a
 	// process that listened.
@@ -262,7 +277,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.close(context.Background())
 		}
 	}()
-	if s.store, err = store.Open(ctx, filepath.Join(cfg.DataDir, DatabaseFile)); err != nil {
+	if s.store, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
 	// Known tokens and sessions answer from memory for a few seconds, so
@@ -304,7 +319,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	key, err := signingKey(filepath.Join(cfg.DataDir, SigningKeyFile))
+	key, err := s.signingKey(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -314,10 +329,16 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}), metrics.WithInstances(func() metrics.Instances {
 		st := s.runtime.InstanceStats()
 		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}
+	}), metrics.WithCaches(func() metrics.Caches {
+		st := s.runtime.CacheStats()
+		return metrics.Caches{CodeHits: st.CodeHits, CodeMisses: st.CodeMisses, ImageHits: st.ImageHits, ImageMisses: st.ImageMisses}
 	}), metrics.WithSpares(spareStats(s.supervisor)), metrics.WithCollectors(abuseCollectors(&s.abuse)...),
 		metrics.WithCollectors(registryCollectors(s)...), metrics.WithCollectors(jobCollector{s}))
 	s.metrics.SetBuildInfo(cfg.Version)
-	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger}); err != nil {
+	if s.shared, err = openShared(cfg.Redis); err != nil {
+		return nil, err
+	}
+	if s.abuse, err = abuse.New(abuse.Config{Store: s.store, Logger: cfg.Logger, Salts: s.shared.salts()}); err != nil {
 		return nil, err
 	}
 	gc := guard.Config{Mode: cfg.Guard.Mode, Trusted: cfg.Guard.Trusted, Quotas: guard.DefaultTable(),
@@ -328,12 +349,13 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.Guard.Quotas != nil {
 		gc.Quotas = *cfg.Guard.Quotas
 	}
+	s.shared.guard(&gc)
 	if s.guard, err = guard.New(gc); err != nil {
 		return nil, err
 	}
 	if s.run, err = run.New(run.Config{
 		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Started: s.registry.Started(), Executor: s.executor, Guard: s.guard,
-		Credentials: credentials{s.accounts}, Sessions: s.accounts, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
+		Credentials: credentials{s.accounts}, Sessions: s.accounts, SignIns: signIns{s.accounts}, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
 	}); err != nil {
 		return nil, err
 	}
@@ -345,6 +367,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
 		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
 		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
+		RescueAfter: cfg.Jobs.RescueAfter, LeaseTTL: cfg.Jobs.LeaseTTL,
 	}); err != nil {
 		return nil, err
 	}
@@ -352,6 +375,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Run:      s.run,
 		Metrics:  s.metrics,
 		Jobs:     s.jobs,
+		Checks:   append(s.storeChecks(), s.shared.checks()...),
 		OwnerKey: ownerKey(key),
 		Executor: s.executor,
 		Loading:  s.registry.Loading,
@@ -558,6 +582,8 @@ func (s *Server) teardown(drain, cleanup context.Context, late bool) error {
 		// what is left of it. No request records anything any more.
 		errs = append(errs, s.abuse.Shutdown(cctx))
 	}
+	// Semaphore slots still held lapse with their leases.
+	errs = append(errs, s.shared.close())
 	if s.registry != nil {
 		// Loads still running are abandoned: Close returns promptly
 		// whatever they do, and waits for running items within cctx.
@@ -627,7 +653,8 @@ func spareStats(sup *supervisor.Supervisor) func() metrics.Spares {
 	}
 	return func() metrics.Spares {
 		st := sup.Stats()
-		return metrics.Spares{Ready: st.SparesReady, Used: st.SparesUsed, Fresh: st.FreshWorkers, Lost: st.SparesLost}
+		return metrics.Spares{Running: st.Jobs, Ready: st.SparesReady, Starting: st.SparesStarting,
+			JobCgroups: st.JobCgroups, Used: st.SparesUsed, Fresh: st.FreshWorkers, Lost: st.SparesLost}
 	}
 }
 

@@ -35,6 +35,11 @@ type cgroupHost interface {
 	// release removes this supervisor's own instance directory, and the
 	// parent when it is empty.
 	release() error
+	// jobGroups counts the job cgroups below this supervisor's instance
+	// directory now, as the kernel lists them (the memory hierarchy's, on
+	// cgroup v1): running items', placed spares', and emptied ones still
+	// being removed.
+	jobGroups() int
 }
 
 // jobGroup is one job's cgroup.

@@ -130,6 +130,11 @@ func (h *v1Host) newJob(name string, limit int64) (jobGroup, error) {
 	return j, nil
 }
 
+func (h *v1Host) jobGroups() int {
+	mem := h.hier[0]
+	return len(subdirs(mem.dir(path.Join(mem.parent, h.instance))))
+}
+
 func (h *v1Host) instances() []string {
 	var out []string
 	for _, hy := range h.hier {

@@ -133,6 +133,10 @@ func (h *v2Host) newJob(name string, limit int64) (jobGroup, error) {
 	return &v2Job{host: h, mgr: mgr, rel: h.group(h.instance, name)}, nil
 }
 
+func (h *v2Host) jobGroups() int {
+	return len(subdirs(filepath.Join(h.mount.dir, h.parent, h.instance)))
+}
+
 func (h *v2Host) instances() []string { return subdirs(filepath.Join(h.mount.dir, h.parent)) }
 
 func (h *v2Host) reapInstance(instance string, deadline time.Time) error {

@@ -23,6 +23,15 @@ type host struct {
 	jobs atomic.Uint64
 }
 
+// jobCgroups counts this supervisor's job cgroups (cgroupHost.jobGroups);
+// 0 without cgroups.
+func (h *host) jobCgroups() int {
+	if h == nil || h.cg == nil {
+		return 0
+	}
+	return h.cg.jobGroups()
+}
+
 // instances numbers the Supervisors of this process, so that each has its
 // own instance directory.
 var instances atomic.Uint64

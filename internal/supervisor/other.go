@@ -18,6 +18,8 @@ type host struct{}
 // sparePool is never made where native jobs cannot run.
 type sparePool struct{}
 
+func (h *host) jobCgroups() int { return 0 }
+
 func newSparePool(*Supervisor, int) *sparePool   { return nil }
 func (p *sparePool) stats(*Stats)                {}
 func (p *sparePool) close(context.Context) error { return nil }

@@ -249,15 +249,22 @@ type Stats struct {
 	// failed (they hold no process; Close, or the next start, removes
 	// them).
 	CgroupRemovalsFailed uint64 `json:"cgroup_removals_failed"`
+	// JobCgroups is the number of job cgroups this supervisor has now, as
+	// the kernel lists them: one per running item and per placed spare,
+	// and emptied ones whose removal is in progress or failed. 0 without
+	// cgroups (process_tree_observed, unavailable).
+	JobCgroups int `json:"job_cgroups"`
 }
 
 // Stats returns the supervisor's counters. It is safe to call at any
-// time, from any goroutine; it reads /proc once per ready spare.
+// time, from any goroutine; it reads /proc once per ready spare and the
+// instance's cgroup directory once.
 func (s *Supervisor) Stats() Stats {
 	var st Stats
 	s.mu.Lock()
 	st.Jobs = s.active
 	s.mu.Unlock()
+	st.JobCgroups = s.sys.jobCgroups()
 	st.FreshWorkers = s.freshWorkers.Load()
 	st.CgroupRemovalsFailed = s.removeFailures.Load()
 	s.spares.stats(&st)

@@ -788,10 +788,22 @@ func TestCloseWithRunningJobs(t *testing.T) {
 			for _, f := range files {
 				ids = append(ids, readReport(t, f, 6)...)
 			}
+			// Both items run, each in a job cgroup of its own where the
+			// mode has them (the kernel's count, which /metrics shows).
+			st := s.Stats()
+			if st.Jobs != 2 {
+				t.Errorf("Stats().Jobs = %d with two items running", st.Jobs)
+			}
+			if cgroups := s.sys.cg != nil; cgroups && st.JobCgroups < 2 || !cgroups && st.JobCgroups != 0 {
+				t.Errorf("Stats().JobCgroups = %d with two items running (cgroups: %v)", st.JobCgroups, cgroups)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 			defer cancel()
 			if err := s.Close(ctx); err != nil {
 				t.Fatalf("Close: %v\n%s", err, logs)
+			}
+			if n := s.Stats().JobCgroups; n != 0 {
+				t.Errorf("Stats().JobCgroups = %d after Close", n)
 			}
 			for range 2 {
 				wantCode(t, <-errs, toolerr.ServiceUnavailable)
