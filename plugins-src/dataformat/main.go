@@ -27,6 +27,8 @@ func init() {
 		Services: []guest.Declaration{
 			bundled.Service("csv_json", "dev", csvTexts, bundled.Operations("csv_to_json", "json_to_csv"), computeCSV),
 			bundled.Service("query_string", "encoding", queryTexts, bundled.Operations("parse", "build"), computeQuery),
+			bundled.Service("xml", "dev", xmlTexts, bundled.Operations("format", "minify"), computeXML),
+			bundled.Service("json_diff", "dev", diffTexts, bundled.Operations("diff"), computeDiff),
 		},
 	})
 }
@@ -45,6 +47,20 @@ var queryTexts = map[string]guest.Text{
 	"it": {Name: "Stringa di query", Description: "Scompone la stringa di query di un URL nelle sue coppie nome e valore, in ordine, o ne costruisce una dalle coppie."},
 	"fr": {Name: "Chaîne de requête", Description: "Décomposer la chaîne de requête d'une URL en ses paires nom et valeur, dans l'ordre, ou en construire une à partir de paires."},
 	"es": {Name: "Cadena de consulta", Description: "Descompone la cadena de consulta de una URL en sus pares de nombre y valor, en orden, o construye una a partir de pares."},
+}
+
+var xmlTexts = map[string]guest.Text{
+	"en": {Name: "XML formatter", Description: "Format XML with one element a line, or minify it; the text inside elements is kept as it is."},
+	"it": {Name: "Formattatore XML", Description: "Formatta l'XML con un elemento per riga, o lo minifica; il testo dentro gli elementi resta com'è."},
+	"fr": {Name: "Formateur XML", Description: "Formater du XML avec un élément par ligne, ou le minifier ; le texte dans les éléments est conservé tel quel."},
+	"es": {Name: "Formateador XML", Description: "Formatea XML con un elemento por línea, o lo minifica; el texto dentro de los elementos se conserva tal cual."},
+}
+
+var diffTexts = map[string]guest.Text{
+	"en": {Name: "JSON diff", Description: "Compare two JSON documents and get their differences as a JSON Patch (RFC 6902)."},
+	"it": {Name: "Differenze JSON", Description: "Confronta due documenti JSON e ne restituisce le differenze come JSON Patch (RFC 6902)."},
+	"fr": {Name: "Différences JSON", Description: "Comparer deux documents JSON et obtenir leurs différences sous forme de JSON Patch (RFC 6902)."},
+	"es": {Name: "Diferencias JSON", Description: "Compara dos documentos JSON y devuelve sus diferencias como un JSON Patch (RFC 6902)."},
 }
 
 // textOutput is the result of a conversion from text to text.

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/wasmtool"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
-var codes = []string{"csv_json", "query_string"}
+var codes = []string{"csv_json", "query_string", "xml", "json_diff"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()
@@ -34,6 +35,7 @@ func TestDeclaration(t *testing.T) {
 	for code, ops := range map[string][]string{
 		"csv_json":     {"csv_to_json", "json_to_csv"},
 		"query_string": {"parse"},
+		"xml":          {"format", "minify"},
 	} {
 		for _, op := range ops {
 			if got := tools.MaxLength(code, op, "text"); got != bundled.MaxTextLength {
@@ -95,6 +97,48 @@ func TestQueryString(t *testing.T) {
 	tools.Refused(t, "query_string", `{"operation":"build","pairs":[{"value":"1"}]}`)
 }
 
+func TestXML(t *testing.T) {
+	tools := load(t)
+	tests := []struct{ name, params, want string }{
+		{"format", `{"operation":"format","text":"<a><b x='1'>t</b><!--c--><p>Hi <i>you</i></p></a>"}`, "<a>\n  <b x=\"1\">t</b>\n  <!--c-->\n  <p>Hi <i>you</i></p>\n</a>"},
+		{"format indent 4 no comments", `{"operation":"format","text":"<a><!--c--><b/></a>","indent":4,"comments":false}`, "<a>\n    <b/>\n</a>"},
+		{"minify", `{"operation":"minify","text":"<a>\n  <!-- c -->\n  <b>é &amp; 😀</b>\n</a>\n"}`, "<a><b>é &amp; 😀</b></a>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tools.Text(t, "xml", tt.params); got != tt.want {
+				t.Errorf("text = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got, want := tools.ToolError(t, "xml", `{"operation":"minify","text":"<a><b></a>"}`),
+		"text is not well-formed XML: end tag does not match the open element at line 1, column 7 (byte 6)"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	tools.Refused(t, "xml", `{"operation":"format","text":"<a/>","indent":0}`)
+	tools.Refused(t, "xml", `{"operation":"minify","text":"<a/>","indent":2}`)
+}
+
+func TestJSONDiff(t *testing.T) {
+	tools := load(t)
+	m, err := tools.Run(t, "json_diff", `{"operation":"diff","a":"{\"n\":1,\"tags\":[\"a\",\"c\"],\"old\":true}","b":"{\"n\":1.0,\"tags\":[\"a\",\"b\",\"c\"],\"new\":null}"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := canonical(t, m), `{"equal":false,"operations":3,"text":"[{\"op\":\"add\",\"path\":\"/tags/1\",\"value\":\"b\"},{\"op\":\"remove\",\"path\":\"/old\"},{\"op\":\"add\",\"path\":\"/new\",\"value\":null}]"}`; got != want {
+		t.Errorf("diff = %s\nwant %s", got, want)
+	}
+	m, err = tools.Run(t, "json_diff", `{"operation":"diff","a":"[1,{\"x\":2}]","b":"[1e0,{\"x\":2}]","indent":2}`)
+	if err != nil || m["equal"] != true || m["text"] != "[]" {
+		t.Errorf("equal: %v %v", m, err)
+	}
+	if got, want := tools.ToolError(t, "json_diff", `{"operation":"diff","a":"{}","b":"[1,]"}`),
+		"b is not valid JSON: trailing comma before ']' at line 1, column 3 (byte 2)"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	tools.Refused(t, "json_diff", `{"operation":"diff","a":"{}"}`)
+}
+
 // TestWASM runs items natively and in the built module: the same bytes.
 func TestWASM(t *testing.T) {
 	tools := load(t)
@@ -113,6 +157,27 @@ func TestWASM(t *testing.T) {
 		`{"operation":"parse","text":"a=%FF"}`,
 	} {
 		tools.Same(t, mod, "query_string", params)
+	}
+	sameMarkup(t, tools, mod)
+}
+
+// sameMarkup runs the xml and json_diff items of TestWASM.
+func sameMarkup(t *testing.T, tools *bundledtest.Tools, mod *wasmtool.Tool) {
+	items := strings.Repeat(`<item id=\"1\">Zoë &amp; 😀 <b>bold</b></item><!-- c --><empty/>`, 1500)
+	for _, params := range []string{
+		`{"operation":"format","text":"<?xml version=\"1.0\"?><root>` + items + `</root>"}`,
+		`{"operation":"minify","text":"<root>\n  ` + items + `\n</root>"}`,
+		`{"operation":"format","text":"<a><b></a>"}`,
+	} {
+		tools.Same(t, mod, "xml", params)
+	}
+	big := `[` + strings.Repeat(`{\"k\":\"Zoë\",\"n\":1.50,\"a\":[1,2,3]},`, 1000) + `null]`
+	bigB := strings.Replace(strings.Replace(big, `1.50`, `2`, 7), `[1,2,3]`, `[1,3]`, 9)
+	for _, params := range []string{
+		`{"operation":"diff","a":"` + big + `","b":"` + bigB + `","indent":2}`,
+		`{"operation":"diff","a":"{\"a\":1}","b":"{\"a\":1,}"}`,
+	} {
+		tools.Same(t, mod, "json_diff", params)
 	}
 }
 
