@@ -45,8 +45,10 @@ async function step(name, fn) {
   }
 }
 
-async function shot(name) {
-  if (shots) await page.screenshot({ path: join(shots, name), fullPage: true });
+// shot writes a screenshot for docs/hub.md (each PNG under 300 KB: the
+// hub's first screen only, the tool pages whole).
+async function shot(name, fullPage = true) {
+  if (shots) await page.screenshot({ path: join(shots, name), fullPage });
 }
 
 async function api(path) {
@@ -90,7 +92,7 @@ await step('cards', async () => {
   assert(await page.locator('[data-testid=card][data-code=hash] [data-testid=docs-link]').getAttribute('target') === '_blank', 'docs link not in a new tab');
   assert(await page.locator('[data-testid=banner-backend]').count() === 1, 'no backend count in the banner');
   assert(await page.locator('[data-testid=banner-interface]').count() === 1, 'no interface count in the banner');
-  await shot('hub.png');
+  await shot('hub.png', false);
 });
 
 await step('italian', async () => {
@@ -178,6 +180,9 @@ await step('unavailable', async () => {
   assert(await reason.getAttribute('data-reason') === 'tool_unavailable', `url: ${await reason.getAttribute('data-reason')}`);
   assert((await reason.innerText()).includes('unavailable on the server'), 'url: no localized message');
   assert(await page.locator('[data-testid=card][data-code=url] [data-testid=open]').count() === 0, 'url has an Open link');
+  // A service the bundle compiles no contract for (the network probes).
+  const probe = await page.locator('[data-testid=card][data-code=dns_lookup] [data-testid=reason]').getAttribute('data-reason');
+  assert(probe === 'contract_not_compiled', `dns_lookup: ${probe}`);
 });
 
 await step('operation-mismatch', async () => {
