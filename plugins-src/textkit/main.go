@@ -34,6 +34,9 @@ func init() {
 			bundled.Service("html_entities", "encoding", entitiesTexts, bundled.Operations("encode", "decode"), computeEntities),
 			bundled.Service("string_escape", "encoding", escapeTexts, bundled.Operations("json_escape", "json_unescape", "js_escape", "js_unescape"), computeEscape),
 			bundled.Service("rot13", "text", rotTexts, bundled.Operations("rot13", "rot47", "caesar"), computeRot),
+			bundled.Service("lorem_ipsum", "text", loremTexts, bundled.Operations("generate"), computeLorem),
+			bundled.Service("line_diff", "text", diffTexts, bundled.Operations("unified"), computeDiff),
+			bundled.Service("regex", "dev", regexTexts, bundled.Operations("test", "replace", "extract"), computeRegex),
 		},
 	})
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // codes are the package's services, in declaration order.
-var codes = []string{"text_stats", "lines", "whitespace", "line_endings", "unicode_normalize", "html_entities", "string_escape", "rot13"}
+var codes = []string{"text_stats", "lines", "whitespace", "line_endings", "unicode_normalize", "html_entities", "string_escape", "rot13", "lorem_ipsum", "line_diff", "regex"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()
@@ -150,10 +150,10 @@ func TestStringEscape(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { want(t, tools, "string_escape", tt.params, tt.result) })
 	}
 	for params, msg := range map[string]string{
-		`{"operation":"json_unescape","text":"a\"b"}`:         "text is not a valid JSON string: unescaped quote at line 1, column 2 (byte 1)",
-		`{"operation":"json_unescape","text":"\\uD800"}`:      "text is not a valid JSON string: lone surrogate at line 1, column 1 (byte 0)",
-		`{"operation":"js_unescape","text":"ab\\1"}`:          "text is not a valid JavaScript string: octal escape (not allowed in strict mode) at line 1, column 3 (byte 2)",
-		`{"operation":"js_unescape","text":"\n\\xZ"}`:        "text is not a valid JavaScript string: incomplete \\x escape at line 2, column 1 (byte 1)",
+		`{"operation":"json_unescape","text":"a\"b"}`:    "text is not a valid JSON string: unescaped quote at line 1, column 2 (byte 1)",
+		`{"operation":"json_unescape","text":"\\uD800"}`: "text is not a valid JSON string: lone surrogate at line 1, column 1 (byte 0)",
+		`{"operation":"js_unescape","text":"ab\\1"}`:     "text is not a valid JavaScript string: octal escape (not allowed in strict mode) at line 1, column 3 (byte 2)",
+		`{"operation":"js_unescape","text":"\n\\xZ"}`:    "text is not a valid JavaScript string: incomplete \\x escape at line 2, column 1 (byte 1)",
 	} {
 		if got := tools.ToolError(t, "string_escape", params); got != msg {
 			t.Errorf("%s: %q, want %q", params, got, msg)
@@ -174,6 +174,70 @@ func TestRot13(t *testing.T) {
 	tools.Refused(t, "rot13", `{"operation":"caesar","text":"a","shift":26}`)
 	tools.Refused(t, "rot13", `{"operation":"caesar","text":"a"}`)
 	tools.Refused(t, "rot13", `{"operation":"rot13","text":"a","shift":1}`)
+}
+
+func TestLoremIpsum(t *testing.T) {
+	tools := load(t)
+	want(t, tools, "lorem_ipsum", `{"operation":"generate","unit":"words","count":8,"seed":1}`, `{"text":"lorem ipsum dolor sit amet `+wordsOfSeed1+`","words":8}`)
+	m, err := tools.Run(t, "lorem_ipsum", `{"operation":"generate","unit":"paragraphs","count":3}`)
+	if err != nil || !strings.HasPrefix(m["text"].(string), "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ") || strings.Count(m["text"].(string), "\n\n") != 2 {
+		t.Errorf("paragraphs: %v %v", m, err)
+	}
+	for _, count := range []string{"101"} {
+		if msg := tools.ToolError(t, "lorem_ipsum", `{"operation":"generate","unit":"paragraphs","count":`+count+`}`); !strings.HasPrefix(msg, "count must be") {
+			t.Errorf("message %q", msg)
+		}
+	}
+	tools.Refused(t, "lorem_ipsum", `{"operation":"generate","unit":"words","count":0}`)
+	tools.Refused(t, "lorem_ipsum", `{"operation":"generate","unit":"words","count":10001}`)
+	tools.Refused(t, "lorem_ipsum", `{"operation":"generate","unit":"pages","count":1}`)
+	tools.Refused(t, "lorem_ipsum", `{"operation":"generate","unit":"words"}`)
+}
+
+// wordsOfSeed1 are the three words after the classic five for seed 1.
+const wordsOfSeed1 = "dolorem architecto neque"
+
+func TestLineDiff(t *testing.T) {
+	tools := load(t)
+	// GNU diff -u --label old --label new gives the same.
+	want(t, tools, "line_diff", `{"operation":"unified","old":"a\nb\nc\n","new":"a\nB\nc\nd\n"}`,
+		`{"text":"--- old\n+++ new\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n","equal":false,"added":2,"removed":1,"hunks":1}`)
+	want(t, tools, "line_diff", `{"operation":"unified","old":"x","new":"x"}`, `{"text":"","equal":true,"added":0,"removed":0,"hunks":0}`)
+	want(t, tools, "line_diff", `{"operation":"unified","old":"a\nb","new":"a\nb\n","context":0,"old_label":"a/f","new_label":"b/f"}`,
+		`{"text":"--- a/f\n+++ b/f\n@@ -2 +2 @@\n-b\n\\ No newline at end of file\n+b\n","equal":false,"added":1,"removed":1,"hunks":1}`)
+	tools.Refused(t, "line_diff", `{"operation":"unified","old":"a"}`)
+	tools.Refused(t, "line_diff", `{"operation":"unified","old":"a","new":"b","context":101}`)
+	tools.Refused(t, "line_diff", `{"operation":"unified","old":"a","new":"b","old_label":"x\ny"}`)
+}
+
+func TestRegex(t *testing.T) {
+	tools := load(t)
+	want(t, tools, "regex", `{"operation":"test","pattern":"\\d+","text":"a1 b22 c333"}`, `{"matched":true,"count":3}`)
+	want(t, tools, "regex", `{"operation":"test","pattern":"^B$","text":"a\nb","ignore_case":true,"multiline":true}`, `{"matched":true,"count":1}`)
+	want(t, tools, "regex", `{"operation":"test","pattern":"a.b","text":"a\nb"}`, `{"matched":false,"count":0}`)
+	want(t, tools, "regex", `{"operation":"test","pattern":"a.b","text":"a\nb","dot_all":true}`, `{"matched":true,"count":1}`)
+	want(t, tools, "regex", `{"operation":"replace","pattern":"(\\w+)@(\\w+)","text":"ann@example bob@test","replacement":"${2}:$1"}`, `{"text":"example:ann test:bob","count":2}`)
+	want(t, tools, "regex", `{"operation":"replace","pattern":"o","text":"foo","replacement":"$0","literal":true}`, `{"text":"f$0$0","count":2}`)
+	want(t, tools, "regex", `{"operation":"extract","pattern":"(é+)(x)?","text":"aéé béx"}`,
+		`{"matches":[{"match":"éé","start":1,"end":3,"groups":["éé",""]},{"match":"éx","start":5,"end":7,"groups":["é","x"]}],"more":false}`)
+	want(t, tools, "regex", `{"operation":"extract","pattern":"\\d","text":"1 2 3","limit":2}`,
+		`{"matches":[{"match":"1","start":0,"end":1,"groups":[]},{"match":"2","start":2,"end":3,"groups":[]}],"more":true}`)
+	for pattern, msg := range map[string]string{
+		`a(?=b)`: "pattern is not a valid RE2 expression: invalid or unsupported Perl syntax",
+		`(a`:     "pattern is not a valid RE2 expression: missing closing )",
+		`(a)\\1`: "pattern is not a valid RE2 expression: invalid escape sequence",
+	} {
+		if got := tools.ToolError(t, "regex", `{"operation":"test","pattern":"`+pattern+`","text":"ab"}`); got != msg {
+			t.Errorf("%s: %q, want %q", pattern, got, msg)
+		}
+	}
+	if got := tools.ToolError(t, "regex", `{"operation":"extract","pattern":"(.+)","text":"`+strings.Repeat("x", 130000)+`"}`); got != errTooLarge.Error() {
+		t.Errorf("large extract: %q", got)
+	}
+	tools.Refused(t, "regex", `{"operation":"replace","pattern":"a","text":"a"}`)
+	tools.Refused(t, "regex", `{"operation":"test","pattern":"a","text":"a","limit":5}`)
+	tools.Refused(t, "regex", `{"operation":"extract","pattern":"a","text":"a","limit":1001}`)
+	tools.Refused(t, "regex", `{"operation":"test","pattern":"`+strings.Repeat("a", 1025)+`","text":"a"}`)
 }
 
 // TestWASM runs items natively and in the built module: the same bytes.
@@ -208,6 +272,15 @@ func TestWASM(t *testing.T) {
 		{"rot13", `{"operation":"rot13","text":"` + long + `"}`},
 		{"rot13", `{"operation":"rot47","text":"` + long + `"}`},
 		{"rot13", `{"operation":"caesar","text":"` + long + `","shift":-7}`},
+		{"lorem_ipsum", `{"operation":"generate","unit":"paragraphs","count":100,"seed":9007199254740991}`},
+		{"lorem_ipsum", `{"operation":"generate","unit":"words","count":10000,"classic":false}`},
+		{"lorem_ipsum", `{"operation":"generate","unit":"sentences","count":1001}`},
+		{"line_diff", `{"operation":"unified","old":"` + long[:40000] + `","new":"` + strings.ReplaceAll(long[:40000], "zeta", "eta") + `"}`},
+		{"line_diff", `{"operation":"unified","old":"a\nb","new":"a\nc\n","context":0,"old_label":"a/x.txt","new_label":"b/x.txt"}`},
+		{"regex", `{"operation":"test","pattern":"(?i)привет|\\d+","text":"` + long + `"}`},
+		{"regex", `{"operation":"replace","pattern":"(\\p{L}+) (\\p{L}+)","replacement":"${2}_$1","text":"` + long + `"}`},
+		{"regex", `{"operation":"extract","pattern":"(\\d)(x)?","limit":1000,"text":"` + long + `"}`},
+		{"regex", `{"operation":"test","pattern":"a(?=b)","text":"ab"}`},
 	} {
 		tools.Same(t, mod, item.code, item.params)
 	}
