@@ -29,6 +29,7 @@ func init() {
 			bundled.Service("query_string", "encoding", queryTexts, bundled.Operations("parse", "build"), computeQuery),
 			bundled.Service("xml", "dev", xmlTexts, bundled.Operations("format", "minify"), computeXML),
 			bundled.Service("json_diff", "dev", diffTexts, bundled.Operations("diff"), computeDiff),
+			bundled.Service("json_query", "dev", jsonQueryTexts, bundled.Operations("query"), computeJSONQuery),
 		},
 	})
 }
@@ -61,6 +62,13 @@ var diffTexts = map[string]guest.Text{
 	"it": {Name: "Differenze JSON", Description: "Confronta due documenti JSON e ne restituisce le differenze come JSON Patch (RFC 6902)."},
 	"fr": {Name: "Différences JSON", Description: "Comparer deux documents JSON et obtenir leurs différences sous forme de JSON Patch (RFC 6902)."},
 	"es": {Name: "Diferencias JSON", Description: "Compara dos documentos JSON y devuelve sus diferencias como un JSON Patch (RFC 6902)."},
+}
+
+var jsonQueryTexts = map[string]guest.Text{
+	"en": {Name: "JSONPath query", Description: "Select values from a JSON document with a JSONPath query (RFC 9535), with the path of each."},
+	"it": {Name: "Query JSONPath", Description: "Seleziona valori da un documento JSON con una query JSONPath (RFC 9535), con il percorso di ciascuno."},
+	"fr": {Name: "Requête JSONPath", Description: "Sélectionner des valeurs d'un document JSON avec une requête JSONPath (RFC 9535), avec le chemin de chacune."},
+	"es": {Name: "Consulta JSONPath", Description: "Selecciona valores de un documento JSON con una consulta JSONPath (RFC 9535), con la ruta de cada uno."},
 }
 
 // textOutput is the result of a conversion from text to text.

@@ -11,7 +11,7 @@ import (
 	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
-var codes = []string{"csv_json", "query_string", "xml", "json_diff"}
+var codes = []string{"csv_json", "query_string", "xml", "json_diff", "json_query"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()
@@ -36,6 +36,7 @@ func TestDeclaration(t *testing.T) {
 		"csv_json":     {"csv_to_json", "json_to_csv"},
 		"query_string": {"parse"},
 		"xml":          {"format", "minify"},
+		"json_query":   {"query"},
 	} {
 		for _, op := range ops {
 			if got := tools.MaxLength(code, op, "text"); got != bundled.MaxTextLength {
@@ -139,6 +140,30 @@ func TestJSONDiff(t *testing.T) {
 	tools.Refused(t, "json_diff", `{"operation":"diff","a":"{}"}`)
 }
 
+func TestJSONQuery(t *testing.T) {
+	tools := load(t)
+	doc := `{\"users\":[{\"name\":\"Zoë\",\"age\":31,\"tags\":[\"admin\"]},{\"name\":\"Ann\",\"age\":17},{\"name\":\"Bo\",\"age\":45.0}]}`
+	m, err := tools.Run(t, "json_query", `{"operation":"query","text":"`+doc+`","query":"$.users[?@.age >= 18].name","indent":0}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := canonical(t, m), `{"count":2,"paths":["$['users'][0]['name']","$['users'][2]['name']"],"text":"[\"Zoë\",\"Bo\"]"}`; got != want {
+		t.Errorf("query = %s\nwant %s", got, want)
+	}
+	if got := tools.Text(t, "json_query", `{"operation":"query","text":"`+doc+`","query":"$..tags"}`); got != "[\n  [\n    \"admin\"\n  ]\n]" {
+		t.Errorf("text = %q", got)
+	}
+	if got := tools.Text(t, "json_query", `{"operation":"query","text":"`+doc+`","query":"$.none"}`); got != "[]" {
+		t.Errorf("none = %q", got)
+	}
+	if got, want := tools.ToolError(t, "json_query", `{"operation":"query","text":"{}","query":"$.a["}`),
+		"query is not valid JSONPath (RFC 9535): unexpected end of input"; !strings.HasPrefix(got, "query is not valid JSONPath (RFC 9535): ") {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	tools.ToolError(t, "json_query", `{"operation":"query","text":"{","query":"$"}`)
+	tools.Refused(t, "json_query", `{"operation":"query","text":"{}","query":""}`)
+}
+
 // TestWASM runs items natively and in the built module: the same bytes.
 func TestWASM(t *testing.T) {
 	tools := load(t)
@@ -178,6 +203,13 @@ func sameMarkup(t *testing.T, tools *bundledtest.Tools, mod *wasmtool.Tool) {
 		`{"operation":"diff","a":"{\"a\":1}","b":"{\"a\":1,}"}`,
 	} {
 		tools.Same(t, mod, "json_diff", params)
+	}
+	for _, params := range []string{
+		`{"operation":"query","text":"` + big + `","query":"$[?@.n > 1].k","indent":0}`,
+		`{"operation":"query","text":"` + big + `","query":"$..a[-1]"}`,
+		`{"operation":"query","text":"{}","query":"$[?foo()]"}`,
+	} {
+		tools.Same(t, mod, "json_query", params)
 	}
 }
 

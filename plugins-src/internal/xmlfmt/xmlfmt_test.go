@@ -12,7 +12,7 @@ import (
 func TestFormat(t *testing.T) {
 	tests := []struct {
 		name, in, want string
-		o          Options
+		o              Options
 	}{
 		{"nesting", `<?xml version="1.0"?><a><b x="1">t</b><c/><d></d></a>`, "<?xml version=\"1.0\"?>\n<a>\n  <b x=\"1\">t</b>\n  <c/>\n  <d/>\n</a>", Options{Indent: 2}},
 		{"white space between elements dropped", "<a>\n\t<b>  spaced  </b>\n</a>", "<a>\n    <b>  spaced  </b>\n</a>", Options{Indent: 4}},
