@@ -195,3 +195,29 @@ func TestHubInChromium(t *testing.T) {
 		t.Logf("browser.mjs stderr:\n%s", stderr.String())
 	}
 }
+
+// TestHubLogic runs the hub's unit tests (npm test in internal/hub/ui:
+// src/lib/logic.test.ts, built for Node by vite.test.config.ts and run by
+// node --test): every unavailable reason of inspectToolCompatibility and
+// resolveToolRenderer, the generated codecs' strictness (nested unknown
+// members, code-point string bounds), the documentation path filter and
+// the masking formatters. It needs `make hub` first (node_modules and the
+// generated contract map); outside CI it skips without them.
+func TestHubLogic(t *testing.T) {
+	ui := filepath.Join(testmodule.Root(), "internal", "hub", "ui")
+	npm, err := exec.LookPath("npm")
+	need(t, err == nil, "npm (Debian package npm)")
+	need(t, exists(filepath.Join(ui, "node_modules", "vite", "package.json")), "the hub's npm packages (npm ci in internal/hub/ui: make hub)")
+	need(t, exists(filepath.Join(ui, "src", "generated", "contract-map.ts")), "the generated contract map (make hub)")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "test", "--silent")
+	cmd.Dir = ui
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm test: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("# fail 0")) || bytes.Contains(out, []byte("# pass 0")) {
+		t.Fatalf("npm test ran no passing test:\n%s", out)
+	}
+}
