@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -68,8 +67,8 @@ func runAbuse(args []string, stdout io.Writer) error {
 		}
 	}
 
-	path := filepath.Join(df.dataDir, databaseFile)
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	path, local := df.database()
+	if _, err := os.Stat(path); local && errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%w at %s", errNoDatabase, path)
 	}
 	ctx := context.Background()

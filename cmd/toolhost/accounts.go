@@ -25,11 +25,22 @@ const databaseFile = server.DatabaseFile
 // dataFlags are the flags of the commands that open the database.
 type dataFlags struct {
 	dataDir string
+	store   string // --store: a PostgreSQL URL, or "" for the data folder's file
 }
 
-// register adds --data-dir.
+// register adds --data-dir and --store.
 func (f *dataFlags) register(o *options) {
 	o.register("data-dir", &stringValue{p: &f.dataDir})
+	o.register("store", &stringValue{p: &f.store})
+}
+
+// database is what store.Open takes: --store, else the data folder's
+// SQLite file; local reports the latter.
+func (f *dataFlags) database() (target string, local bool) {
+	if f.store != "" {
+		return f.store, false
+	}
+	return filepath.Join(f.dataDir, databaseFile), true
 }
 
 // errNoDatabase is returned when a command that only changes accounts finds
@@ -40,8 +51,8 @@ var errNoDatabase = errors.New("no database")
 // database are created when missing; without, a missing database is
 // errNoDatabase, so that a mistyped --data-dir leaves no empty one behind.
 func (f *dataFlags) accounts(ctx context.Context, create bool) (*store.Store, *auth.Accounts, error) {
-	path := filepath.Join(f.dataDir, databaseFile)
-	if !create {
+	path, local := f.database()
+	if !create && local {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("%w at %s", errNoDatabase, path)
 		}

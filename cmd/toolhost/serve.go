@@ -50,6 +50,9 @@ func runServe(args []string, stderr io.Writer) error {
 	deprecationSetting := o.String("deprecation")
 	sessionCookie := o.String("session-cookie")
 	corsOrigins := o.Origins("cors-origin")
+	rescueAfter := o.Duration("job-rescue-after")
+	jobLease := o.Duration("job-lease")
+	redisURL := o.String("redis")
 	rest, err := o.parse(args, false)
 	if err != nil {
 		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
@@ -103,7 +106,7 @@ func runServe(args []string, stderr io.Writer) error {
 		return fmt.Errorf("%w: --log-format is text or json", errUsage)
 	}
 	log := slog.New(handler)
-	log.Info("guard", "mode", mode.String(), "trusted_proxies", len(prefixes))
+	log.Info("guard", "mode", mode.String(), "trusted_proxies", len(prefixes), "shared", *redisURL != "")
 	bound, err := tf.bound(log)
 	if err != nil {
 		return err
@@ -118,6 +121,9 @@ func runServe(args []string, stderr io.Writer) error {
 		Guard: gc, ProbeAllow: tf.probeAllow, DrainDelay: *drainDelay, LogLevel: level,
 		Deprecation: deprecation, SessionCookie: *sessionCookie, CORSOrigins: corsOrigins.list,
 		MetricsElsewhere: *metricsAddr != "",
+		Store:            data.store,
+		Jobs:             server.JobsConfig{RescueAfter: *rescueAfter, LeaseTTL: *jobLease},
+		Redis:            *redisURL,
 		Loading:          server.LoadingConfig{Background: true},
 	})
 	if err != nil {

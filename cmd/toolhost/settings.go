@@ -58,6 +58,12 @@ var settings = []setting{
 		Help: "the drop-in folder of tool modules"},
 	{Name: "data-dir", Env: dataDirEnv, Value: "DIR", Default: "data",
 		Help: "the data folder, holding " + databaseFile},
+	{Name: "store", Env: "TOOLHOST_STORE", Value: "postgres://…",
+		Help: "the database of accounts, jobs and the abuse log: a PostgreSQL URL that replicas share (docs/store.md); empty for the SQLite file " + databaseFile + " in the data folder"},
+	{Name: "job-rescue-after", Env: "TOOLHOST_JOB_RESCUE_AFTER", Value: "DURATION",
+		Help: "with a PostgreSQL --store: how long a job may be running before River hands it out again, so another replica settles the job of one that died; 0 for the default (2m; SQLite: 168h)"},
+	{Name: "job-lease", Env: "TOOLHOST_JOB_LEASE", Value: "DURATION",
+		Help: "with a PostgreSQL --store: how long a running job's lease lasts from its last renewal (every third of it); shorter than --job-rescue-after; 0 for the default (30s)"},
 	{Name: "cache-dir", Env: "TOOLHOST_CACHE_DIR", Value: "DIR", Default: defaultCacheDir(),
 		Help: "where compiled modules and their images are cached (shared by every command and server using it); empty for no cache"},
 	{Name: "cache-max-bytes", Env: "TOOLHOST_CACHE_MAX_BYTES", Value: "SIZE", Default: "1GiB",
@@ -86,6 +92,8 @@ var settings = []setting{
 		Help: "how long shutdown may take in all: requests in flight get it less the cleanup budget (5 s), then what is left is cancelled"},
 	{Name: "drain-delay", Env: "TOOLHOST_DRAIN_DELAY", Value: "DURATION", Default: server.DefaultDrainDelay.String(),
 		Help: "how long the listener stays open after /readyz turned 503 at shutdown, for a load balancer to notice; 0 closes it at once"},
+	{Name: "redis", Env: "TOOLHOST_REDIS", Value: "URL",
+		Help: "a redis:// URL the replicas share their quotas, throttles, concurrency slots and abuse salt through (docs/scale-out.md); empty keeps them in the process"},
 }
 
 // arguments are the flags that are not settings: what one run of a
@@ -104,16 +112,16 @@ func lookupSetting(name string) (setting, bool) {
 // commandSettings is each command's settings, as its flag set registers
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
-	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
-		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "cors-origin", "spare-workers", "shutdown-timeout", "drain-delay"},
+	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "store", "job-rescue-after", "job-lease", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
+		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "cors-origin", "spare-workers", "shutdown-timeout", "drain-delay", "redis"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"export": {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"check":  {"config", "cache-dir", "cache-max-bytes"},
-	"token":  {"config", "data-dir"},
-	"user":   {"config", "data-dir"},
-	"app":    {"config", "data-dir"},
-	"abuse":  {"config", "data-dir"},
+	"token":  {"config", "data-dir", "store"},
+	"user":   {"config", "data-dir", "store"},
+	"app":    {"config", "data-dir", "store"},
+	"abuse":  {"config", "data-dir", "store"},
 }
 
 // options registers a command's settings on its flag set and, once the

@@ -62,6 +62,10 @@ type Config struct {
 	// Jobs is the jobs subsystem of the jobs routes and of job tools'
 	// runs; nil refuses them as unavailable.
 	Jobs *jobs.Service
+	// Checks are the engines /readyz asks at each probe (the store,
+	// Redis): while one fails, it answers 503 "unavailable" and names it
+	// (ReadyCheck).
+	Checks []ReadyCheck
 	// OwnerKey is the HMAC key that turns an anonymous caller's address
 	// into the owner of its jobs; nil makes a random one, and anonymous
 	// callers then lose their jobs with the process.
@@ -210,6 +214,10 @@ func (s *Server) ready(c *gin.Context) {
 	checks := gin.H{}
 	if tc, ok := s.toolsCheck(); ok {
 		checks["tools"] = tc
+	}
+	if failed := s.runChecks(c.Request.Context(), checks); failed {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "checks": checks})
+		return
 	}
 	// A full data folder: jobs are refused (507) and wait; the check
 	// names the folder (docs/jobs.md).

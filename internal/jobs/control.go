@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -76,7 +75,7 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 	req := ctx
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
+	err := s.withTx(ctx, func(tx *txn) error {
 		r, err := getRow(ctx, tx, id)
 		if err != nil {
 			return err
@@ -130,11 +129,11 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 
 // cancelTicket cancels River ticket ticket in tx; a ticket River no longer
 // has is fine.
-func (s *Service) cancelTicket(ctx context.Context, tx *sql.Tx, ticket int64) error {
+func (s *Service) cancelTicket(ctx context.Context, tx *txn, ticket int64) error {
 	if ticket == 0 {
 		return nil
 	}
-	if _, err := s.client.JobCancelTx(ctx, tx, ticket); err != nil && !errors.Is(err, river.ErrNotFound) {
+	if err := s.tickets.cancel(ctx, tx, ticket); err != nil && !errors.Is(err, river.ErrNotFound) {
 		return fmt.Errorf("cancelling River ticket %d: %w", ticket, err)
 	}
 	return nil
@@ -156,7 +155,7 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 	req := ctx
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
+	err := s.withTx(ctx, func(tx *txn) error {
 		r, err := getRow(ctx, tx, id)
 		if err != nil {
 			return err

@@ -45,7 +45,7 @@ func newID() string {
 	return "job_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// querier is a *sql.DB or a *sql.Tx.
+// querier is a *sql.DB or a *txn.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -160,24 +160,26 @@ type jobRow struct {
 	attempts        int
 	cancelRequested bool
 	inputFiles      int
+	leaseUntil      string // lease_until; "" when none
 }
 
 // getRow reads the transition fields of job id inside tx.
-func getRow(ctx context.Context, tx *sql.Tx, id string) (*jobRow, error) {
+func getRow(ctx context.Context, tx *txn, id string) (*jobRow, error) {
 	var (
 		r      jobRow
 		state  string
 		ticket sql.NullInt64
+		lease  sql.NullString
 	)
-	err := tx.QueryRowContext(ctx, `SELECT id, type, owner, state, ticket, attempts, cancel_requested, input_files
-		FROM jobs WHERE id = ?`, id).Scan(&r.id, &r.typ, &r.owner, &state, &ticket, &r.attempts, &r.cancelRequested, &r.inputFiles)
+	err := tx.QueryRowContext(ctx, `SELECT id, type, owner, state, ticket, attempts, cancel_requested, input_files, lease_until
+		FROM jobs WHERE id = ?`, id).Scan(&r.id, &r.typ, &r.owner, &state, &ticket, &r.attempts, &r.cancelRequested, &r.inputFiles, &lease)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading job %s: %w", id, err)
 	}
-	r.state, r.ticket = State(state), ticket.Int64
+	r.state, r.ticket, r.leaseUntil = State(state), ticket.Int64, lease.String
 	return &r, nil
 }
 
@@ -199,15 +201,15 @@ const ticketMaxAttempts = 10
 
 // newTicket inserts a River job for job id in tx and records it as the
 // job's ticket. The ticket becomes visible to River when tx commits.
-func (s *Service) newTicket(ctx context.Context, tx *sql.Tx, id, typ string) error {
-	res, err := s.client.InsertTx(ctx, tx, ticketArgs{JobID: id, Type: typ}, &river.InsertOpts{
+func (s *Service) newTicket(ctx context.Context, tx *txn, id, typ string) error {
+	ticket, err := s.tickets.insert(ctx, tx, ticketArgs{JobID: id, Type: typ}, &river.InsertOpts{
 		Queue:       queue,
 		MaxAttempts: ticketMaxAttempts,
 	})
 	if err != nil {
 		return fmt.Errorf("inserting job %s's River ticket: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET ticket = ? WHERE id = ?`, res.Job.ID, id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET ticket = ? WHERE id = ?`, ticket, id); err != nil {
 		return fmt.Errorf("recording job %s's ticket: %w", id, err)
 	}
 	return nil
@@ -217,7 +219,7 @@ func (s *Service) newTicket(ctx context.Context, tx *sql.Tx, id, typ string) err
 // finish time, the expiry of the job and of all its files, and bumps the
 // version. errDoc is the error document (failed only), result the result
 // (succeeded only).
-func (s *Service) finalize(ctx context.Context, tx *sql.Tx, id string, state State, result json.RawMessage, jobErr *toolerr.Error) error {
+func (s *Service) finalize(ctx context.Context, tx *txn, id string, state State, result json.RawMessage, jobErr *toolerr.Error) error {
 	now := s.cfg.Now()
 	expires := fmtTime(now.Add(s.cfg.FileTTL))
 	var resultArg, errArg any
@@ -243,7 +245,7 @@ func (s *Service) finalize(ctx context.Context, tx *sql.Tx, id string, state Sta
 
 // requeue puts job id back in the queue in tx with a new ticket, for a
 // rerun after an interruption.
-func (s *Service) requeue(ctx context.Context, tx *sql.Tx, r *jobRow) error {
+func (s *Service) requeue(ctx context.Context, tx *txn, r *jobRow) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', started_at = NULL, progress_done = 0,
 		progress_total = 0, progress_message = '', version = version + 1 WHERE id = ?`, r.id); err != nil {
 		return fmt.Errorf("requeueing job %s: %w", r.id, err)
@@ -256,7 +258,7 @@ func (s *Service) requeue(ctx context.Context, tx *sql.Tx, r *jobRow) error {
 // (service_unavailable). A cancellation asked for wins; a Retryable type
 // with runs left is requeued; anything else fails with code. It returns the
 // state the job is left in.
-func (s *Service) interrupted(ctx context.Context, tx *sql.Tx, r *jobRow, code toolerr.Code) (State, error) {
+func (s *Service) interrupted(ctx context.Context, tx *txn, r *jobRow, code toolerr.Code) (State, error) {
 	h, ok := s.handler(r.typ)
 	switch {
 	case r.cancelRequested:
@@ -286,14 +288,27 @@ func busy(ctx context.Context, err error) error {
 
 // withTx runs fn in a transaction of the writer and commits it. A failure
 // for lack of space (SQLITE_FULL) is recorded in the storage condition and
-// returned as ErrStorageFull; the transaction is rolled back.
-func (s *Service) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+// returned as ErrStorageFull; the transaction is rolled back. On
+// PostgreSQL the transaction is begun on a connection of its own, on which
+// River's statements join it (txn, tickets).
+func (s *Service) withTx(ctx context.Context, fn func(tx *txn) error) error {
+	t := &txn{}
+	var err error
+	if s.replicated {
+		if t.conn, err = s.db.Conn(ctx); err != nil {
+			return s.storageErr(fmt.Errorf("beginning a transaction: %w", err))
+		}
+		defer t.conn.Close()
+		t.Tx, err = t.conn.BeginTx(ctx, nil)
+	} else {
+		t.Tx, err = s.db.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return s.storageErr(fmt.Errorf("beginning a transaction: %w", err))
 	}
+	tx := t.Tx
 	defer tx.Rollback() // a no-op after Commit
-	if err := fn(tx); err != nil {
+	if err := fn(t); err != nil {
 		return s.storageErr(err)
 	}
 	if err := tx.Commit(); err != nil {

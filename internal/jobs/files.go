@@ -211,7 +211,7 @@ func (s *Service) sweepFiles(ctx context.Context, now string) (int, error) {
 			return 0, fmt.Errorf("removing an expired file: %w", err)
 		}
 	}
-	err = s.withTx(ctx, func(tx *sql.Tx) error {
+	err = s.withTx(ctx, func(tx *txn) error {
 		for _, k := range expired {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM job_files WHERE job_id = ? AND name = ? AND expires_at <= ?`,
 				k.id, k.name, now); err != nil {
@@ -258,7 +258,7 @@ func (s *Service) sweepJobs(ctx context.Context, cutoff string) (int, error) {
 			return 0, fmt.Errorf("removing an old job's files: %w", err)
 		}
 	}
-	err = s.withTx(ctx, func(tx *sql.Tx) error {
+	err = s.withTx(ctx, func(tx *txn) error {
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ? AND finished_at <= ?`, id, cutoff); err != nil {
 				return fmt.Errorf("deleting an old job: %w", err)

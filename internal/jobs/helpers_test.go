@@ -20,6 +20,7 @@ import (
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
 	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store/storetest"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -57,14 +58,28 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// env is one data directory: its database file and job files.
+// env is one data directory (its job files) and its store: the SQLite
+// file in the directory, or a PostgreSQL schema of its own (newEnvOn).
 type env struct {
 	dir   string
+	db    string // what store.Open takes
 	clock *clock
 }
 
+// newEnv is an env on SQLite, for the tests of what only one machine has
+// (a crash found at Open, a full disk, a locked file).
 func newEnv(t *testing.T) *env {
-	return &env{dir: t.TempDir(), clock: newClock()}
+	return newEnvOn(t, storetest.SQLite(t))
+}
+
+// newEnvOn is an env on backend b (storetest.Run).
+func newEnvOn(t *testing.T, b storetest.Backend) *env {
+	dir := t.TempDir()
+	db := b.Target
+	if b.Name == "sqlite" {
+		db = filepath.Join(dir, "toolhost.db")
+	}
+	return &env{dir: dir, db: db, clock: newClock()}
 }
 
 // open opens the store and the jobs subsystem on e with handlers, and
@@ -72,7 +87,7 @@ func newEnv(t *testing.T) *env {
 // them earlier).
 func (e *env) open(t *testing.T, handlers map[string]jobs.Handler, edit func(*jobs.Config)) *jobs.Service {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(e.dir, "toolhost.db"))
+	st, err := store.Open(context.Background(), e.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +284,7 @@ func readFile(t *testing.T, svc *jobs.Service, id, name, owner string) []byte {
 // countJobs counts the job rows and the job directories of e.
 func (e *env) countJobs(t *testing.T) (rows, dirs int) {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(e.dir, "toolhost.db"))
+	st, err := store.Open(context.Background(), e.db)
 	if err != nil {
 		t.Fatal(err)
 	}

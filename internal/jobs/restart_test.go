@@ -17,6 +17,7 @@ import (
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
 	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store/storetest"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -141,76 +142,80 @@ func TestRestartAfterCrash(t *testing.T) {
 // service_unavailable (which the caller may retry); a queued job waits for
 // the next Open.
 func TestCloseInterruptsRunning(t *testing.T) {
-	e := newEnv(t)
-	block := newBlocker()
-	svc := e.open(t, map[string]jobs.Handler{
-		"hold": block.handler(false), "hold_retry": block.handler(true), "pdf": stamp(),
-	}, func(c *jobs.Config) { c.MaxWorkers = 2 })
-	plain := submit(t, svc, alice, "hold")
-	retryable := submit(t, svc, alice, "hold_retry")
-	block.wait(t)
-	block.wait(t)
-	queued := submit(t, svc, alice, "pdf", upload("doc.pdf", pdfFixture(t)))
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		e := newEnvOn(t, backend)
+		block := newBlocker()
+		svc := e.open(t, map[string]jobs.Handler{
+			"hold": block.handler(false), "hold_retry": block.handler(true), "pdf": stamp(),
+		}, func(c *jobs.Config) { c.MaxWorkers = 2 })
+		plain := submit(t, svc, alice, "hold")
+		retryable := submit(t, svc, alice, "hold_retry")
+		block.wait(t)
+		block.wait(t)
+		queued := submit(t, svc, alice, "pdf", upload("doc.pdf", pdfFixture(t)))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := svc.Close(ctx); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if _, err := svc.Get(context.Background(), plain.ID, alice); !errors.Is(err, jobs.ErrClosed) {
-		t.Fatalf("Get after Close: %v", err)
-	}
-	if _, err := svc.Submit(context.Background(), jobs.Submission{Owner: alice, Type: "pdf", Input: json.RawMessage(`{}`)}); !errors.Is(err, jobs.ErrClosed) {
-		t.Fatalf("Submit after Close: %v", err)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := svc.Close(ctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if _, err := svc.Get(context.Background(), plain.ID, alice); !errors.Is(err, jobs.ErrClosed) {
+			t.Fatalf("Get after Close: %v", err)
+		}
+		if _, err := svc.Submit(context.Background(), jobs.Submission{Owner: alice, Type: "pdf", Input: json.RawMessage(`{}`)}); !errors.Is(err, jobs.ErrClosed) {
+			t.Fatalf("Submit after Close: %v", err)
+		}
 
-	svc = e.open(t, map[string]jobs.Handler{"hold": quick(), "hold_retry": quick(), "pdf": stamp()}, nil)
-	got := waitState(t, svc, plain.ID, alice, jobs.Failed)
-	if got.Error == nil || got.Error.Code != toolerr.ServiceUnavailable || !got.Error.Retryable {
-		t.Fatalf("the interrupted job: %+v (error %+v)", got, got.Error)
-	}
-	got = waitState(t, svc, retryable.ID, alice, jobs.Succeeded)
-	if got.Attempts != 2 {
-		t.Fatalf("the interrupted retryable job: %+v", got)
-	}
-	waitState(t, svc, queued.ID, alice, jobs.Succeeded)
-	if _, err := svc.Retry(context.Background(), plain.ID, alice); err != nil {
-		t.Fatal(err)
-	}
-	waitState(t, svc, plain.ID, alice, jobs.Succeeded)
+		svc = e.open(t, map[string]jobs.Handler{"hold": quick(), "hold_retry": quick(), "pdf": stamp()}, nil)
+		got := waitState(t, svc, plain.ID, alice, jobs.Failed)
+		if got.Error == nil || got.Error.Code != toolerr.ServiceUnavailable || !got.Error.Retryable {
+			t.Fatalf("the interrupted job: %+v (error %+v)", got, got.Error)
+		}
+		got = waitState(t, svc, retryable.ID, alice, jobs.Succeeded)
+		if got.Attempts != 2 {
+			t.Fatalf("the interrupted retryable job: %+v", got)
+		}
+		waitState(t, svc, queued.ID, alice, jobs.Succeeded)
+		if _, err := svc.Retry(context.Background(), plain.ID, alice); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, svc, plain.ID, alice, jobs.Succeeded)
+	})
 }
 
 // A Retryable job that keeps being interrupted stops after MaxAttempts
 // runs.
 func TestRetryableGivesUp(t *testing.T) {
-	e := newEnv(t)
-	var id string
-	for range 3 {
-		block := newBlocker()
-		h := block.handler(true)
-		h.MaxAttempts = 2
-		svc := e.open(t, map[string]jobs.Handler{"hold": h}, nil)
-		if id == "" {
-			id = submit(t, svc, alice, "hold").ID
-		}
-		j, err := svc.Get(context.Background(), id, alice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j.State == jobs.Failed {
-			if j.Attempts != 2 || j.Error.Code != toolerr.ServiceUnavailable {
-				t.Fatalf("the job that gave up: %+v (error %+v)", j, j.Error)
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		e := newEnvOn(t, backend)
+		var id string
+		for range 3 {
+			block := newBlocker()
+			h := block.handler(true)
+			h.MaxAttempts = 2
+			svc := e.open(t, map[string]jobs.Handler{"hold": h}, nil)
+			if id == "" {
+				id = submit(t, svc, alice, "hold").ID
 			}
-			return
+			j, err := svc.Get(context.Background(), id, alice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.State == jobs.Failed {
+				if j.Attempts != 2 || j.Error.Code != toolerr.ServiceUnavailable {
+					t.Fatalf("the job that gave up: %+v (error %+v)", j, j.Error)
+				}
+				return
+			}
+			block.wait(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := svc.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
-		block.wait(t)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if err := svc.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Fatal("the job was still rerun after MaxAttempts runs")
+		t.Fatal("the job was still rerun after MaxAttempts runs")
+	})
 }
 
 func TestOpenRefusals(t *testing.T) {

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -49,7 +48,7 @@ func TestRiverCancelsARunningTicket(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the job did not start")
 	}
-	err = s.withTx(ctx, func(tx *sql.Tx) error {
+	err = s.withTx(ctx, func(tx *txn) error {
 		r, err := getRow(ctx, tx, j.ID)
 		if err != nil {
 			return err

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/toolhost/toolhost/internal/store"
 )
@@ -34,10 +32,19 @@ const (
 	DefaultSweepInterval    = time.Minute
 	DefaultProgressInterval = time.Second
 	DefaultStopGrace        = 10 * time.Second
-	DefaultURLPrefix        = "/api/v1/jobs"
-	DefaultMinFreeBytes     = 16 << 20
-	DefaultStorageInterval  = 5 * time.Second
-	defaultMaxAttempts      = 3
+	// DefaultRescueAfter is Config.RescueAfter on PostgreSQL: a job of a
+	// replica that died is settled by another within about this long
+	// (plus River's rescuer interval, 30 s).
+	DefaultRescueAfter = 2 * time.Minute
+	// DefaultRescueAfterSQLite is Config.RescueAfter on SQLite, where
+	// Open settles a dead process's jobs itself.
+	DefaultRescueAfterSQLite = 7 * 24 * time.Hour
+	// DefaultLeaseTTL is Config.LeaseTTL: renewed every 10 s.
+	DefaultLeaseTTL        = 30 * time.Second
+	DefaultURLPrefix       = "/api/v1/jobs"
+	DefaultMinFreeBytes    = 16 << 20
+	DefaultStorageInterval = 5 * time.Second
+	defaultMaxAttempts     = 3
 	// minSigningKeyBytes is the shortest SigningKey Open takes.
 	minSigningKeyBytes = 32
 )
@@ -128,6 +135,20 @@ type Config struct {
 	// write's condition is checked again, and the jobs held back by a full
 	// folder are resumed (DefaultStorageInterval).
 	StorageInterval time.Duration
+	// RescueAfter is how long a River ticket may be running before River's
+	// rescuer hands it out again (River's RescueStuckJobsAfter): on a
+	// shared PostgreSQL store, the longest a job of a replica that died
+	// waits before another replica settles it (DefaultRescueAfter). On
+	// SQLite, Open settles a dead process's jobs at once and the rescuer
+	// only tidies River's rows, after DefaultRescueAfterSQLite.
+	RescueAfter time.Duration
+	// LeaseTTL is how long a running job's lease (jobs.lease_until) lasts
+	// from its last renewal; the process running it renews it every third
+	// of that (DefaultLeaseTTL). A ticket handed out again while the lease
+	// is live belongs to a live run and waits; one whose lease ran out is
+	// settled as a crash (worker_crashed, or a rerun when Retryable). Used
+	// on PostgreSQL only, where replicas share the jobs.
+	LeaseTTL time.Duration
 	// Media resolves media references; nil refuses them.
 	Media MediaStore
 	// Now is the clock of file expiry and signed URLs (time.Now). River
@@ -138,14 +159,19 @@ type Config struct {
 // Service is the jobs subsystem: the job store, the runner (River) and the
 // files. Its methods are safe for concurrent use.
 type Service struct {
-	cfg    Config
-	db     *sql.DB // the store's writer
-	read   *sql.DB // the store's readers
-	root   string  // DataDir/jobs
-	log    *slog.Logger
-	key    []byte
-	client *river.Client[*sql.Tx]
-	unlock func()
+	cfg     Config
+	db      *sql.DB // the store's writer
+	read    *sql.DB // the store's readers
+	root    string  // DataDir/jobs
+	log     *slog.Logger
+	key     []byte
+	tickets tickets // River, on the store's driver
+	unlock  func()
+	// replicated is set on a PostgreSQL store, which other processes
+	// (replicas) share: Open recovers nothing by itself (their jobs may
+	// be running), running jobs hold leases, and River's rescuer re-runs
+	// what a dead replica left.
+	replicated bool
 
 	// secretsMu guards secretsAEADv, the cipher of the data folder's
 	// secrets key once loaded (secrets.go).
@@ -187,17 +213,18 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("resolving the data directory: %w", err)
 	}
 	s := &Service{
-		cfg:      cfg,
-		db:       cfg.Store.DB(),
-		read:     cfg.Store.ReadDB(),
-		root:     filepath.Join(dataDir, "jobs"),
-		log:      cfg.Logger,
-		key:      cfg.SigningKey,
-		running:  map[string]*runEntry{},
-		pending:  map[string]struct{}{},
-		subs:     map[string]map[*subscription]struct{}{},
-		done:     make(chan struct{}),
-		sweepEnd: func() {},
+		cfg:        cfg,
+		db:         cfg.Store.DB(),
+		read:       cfg.Store.ReadDB(),
+		root:       filepath.Join(dataDir, "jobs"),
+		log:        cfg.Logger,
+		key:        cfg.SigningKey,
+		replicated: cfg.Store.Dialect() == store.Postgres,
+		running:    map[string]*runEntry{},
+		pending:    map[string]struct{}{},
+		subs:       map[string]map[*subscription]struct{}{},
+		done:       make(chan struct{}),
+		sweepEnd:   func() {},
 	}
 	if s.key == nil {
 		s.key = make([]byte, minSigningKeyBytes)
@@ -223,44 +250,46 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 // start migrates River's tables, makes the River client, recovers, and
 // starts River and the sweeper.
 func (s *Service) start(ctx context.Context) error {
-	driver := riversqlite.New(s.db)
 	riverLog := slog.New(levelFloor{s.log.Handler(), slog.LevelWarn})
-	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: riverLog})
-	if err != nil {
-		return fmt.Errorf("preparing River's migrations: %w", err)
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("applying River's migrations: %w", err)
-	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{s: s}); err != nil {
 		return fmt.Errorf("registering the River worker: %w", err)
 	}
-	s.client, err = river.NewClient(driver, &river.Config{
-		Logger:            riverLog,
-		Queues:            map[string]river.QueueConfig{queue: {MaxWorkers: s.cfg.MaxWorkers}},
-		Workers:           workers,
-		FetchPollInterval: s.cfg.PollInterval,
-		FetchCooldown:     min(s.cfg.PollInterval, river.FetchCooldownDefault),
-		// Handlers have their own deadlines (the executor's); River's
-		// default one-minute timeout would cut long jobs short.
-		JobTimeout: -1,
-		// Open recovers the tickets of a dead process at once (recover);
-		// River's rescuer only tidies their River rows, after this long.
-		RescueStuckJobsAfter: 7 * 24 * time.Hour,
-	})
-	if err != nil {
+	config := func(log *slog.Logger) *river.Config {
+		return &river.Config{
+			Logger:            log,
+			Queues:            map[string]river.QueueConfig{queue: {MaxWorkers: s.cfg.MaxWorkers}},
+			Workers:           workers,
+			FetchPollInterval: s.cfg.PollInterval,
+			FetchCooldown:     min(s.cfg.PollInterval, river.FetchCooldownDefault),
+			// Handlers have their own deadlines (the executor's); River's
+			// default one-minute timeout would cut long jobs short.
+			JobTimeout: -1,
+			// On SQLite, Open recovers the tickets of a dead process at
+			// once (recoverJobs) and the rescuer only tidies their River
+			// rows; on PostgreSQL the rescuer is how another replica
+			// gets the tickets of one that died (Config.RescueAfter).
+			RescueStuckJobsAfter: s.cfg.RescueAfter,
+		}
+	}
+	var err error
+	if s.tickets, err = openTickets(ctx, s.cfg.Store, config, riverLog); err != nil {
 		return fmt.Errorf("making the River client: %w", err)
 	}
-	if err := s.recoverJobs(ctx); err != nil {
-		return err
-	}
-	if err := s.sweepOrphans(ctx); err != nil {
-		return err
+	// A replica's Open leaves the jobs alone: the other replicas may be
+	// running them, or submitting them (files on disk, no row yet), and
+	// River's rescuer with the jobs' leases settles what a dead one left.
+	if !s.replicated {
+		if err := s.recoverJobs(ctx); err != nil {
+			return err
+		}
+		if err := s.sweepOrphans(ctx); err != nil {
+			return err
+		}
 	}
 	// River stops through Stop or StopAndCancel in Close, not through
 	// this context.
-	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
+	if err := s.tickets.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("starting River: %w", err)
 	}
 	sweepCtx, cancel := context.WithCancel(context.Background())
@@ -341,6 +370,15 @@ func (c *Config) normalize() error {
 	setDefault(&c.PollInterval, river.FetchPollIntervalDefault)
 	setDefault(&c.MinFreeBytes, DefaultMinFreeBytes)
 	setDefault(&c.StorageInterval, DefaultStorageInterval)
+	if c.Store.Dialect() == store.Postgres {
+		setDefault(&c.RescueAfter, DefaultRescueAfter)
+	} else {
+		setDefault(&c.RescueAfter, DefaultRescueAfterSQLite)
+	}
+	setDefault(&c.LeaseTTL, DefaultLeaseTTL)
+	if c.LeaseTTL >= c.RescueAfter {
+		return fmt.Errorf("%w: LeaseTTL (%s) must be shorter than RescueAfter (%s)", ErrConfig, c.LeaseTTL, c.RescueAfter)
+	}
 	return nil
 }
 
@@ -365,11 +403,11 @@ func (s *Service) Close(ctx context.Context) error {
 		s.mu.Unlock()
 		s.sweepEnd()
 		s.sweepWG.Wait()
-		if s.client != nil {
+		if s.tickets != nil {
 			s.stopping.Store(true)
-			if err := s.client.Stop(ctx); err != nil {
+			if err := s.tickets.Stop(ctx); err != nil {
 				hard, cancel := context.WithTimeout(context.Background(), s.cfg.StopGrace)
-				if err := s.client.StopAndCancel(hard); err != nil {
+				if err := s.tickets.StopAndCancel(hard); err != nil {
 					s.closeErr = fmt.Errorf("stopping River: handlers still running after the grace period: %w", err)
 				}
 				cancel()

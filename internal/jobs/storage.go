@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -338,7 +337,7 @@ func (s *Service) resume(ctx context.Context) error {
 	s.storage.mu.Unlock()
 	for _, id := range cut {
 		var final State
-		err := s.withTx(ctx, func(tx *sql.Tx) error {
+		err := s.withTx(ctx, func(tx *txn) error {
 			r, err := getRow(ctx, tx, id)
 			if errors.Is(err, ErrNotFound) {
 				return nil
@@ -390,7 +389,7 @@ func (s *Service) resume(ctx context.Context) error {
 		return fmt.Errorf("listing queued jobs: %w", err)
 	}
 	for _, id := range ids {
-		err := s.withTx(ctx, func(tx *sql.Tx) error {
+		err := s.withTx(ctx, func(tx *txn) error {
 			r, err := getRow(ctx, tx, id)
 			if errors.Is(err, ErrNotFound) {
 				return nil

@@ -160,7 +160,7 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input, 
 	created := fmtTime(s.cfg.Now())
 	bctx, cancel := store.Budget(ctx)
 	defer cancel()
-	err = s.withTx(bctx, func(tx *sql.Tx) error {
+	err = s.withTx(bctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(bctx, `INSERT INTO jobs (id, type, owner, state, input, refs, input_files, created_at)
 			VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)`, id, sub.Type, sub.Owner, string(input), string(refsJSON), len(files), created); err != nil {
 			return fmt.Errorf("inserting job %s: %w", id, err)

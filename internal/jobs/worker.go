@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -62,8 +61,12 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 	s.mu.Lock()
 	if _, dup := s.running[id]; dup {
 		// River's rescuer handed out a ticket this process is still
-		// running: leave the run alone.
+		// running: leave the run alone. A replica keeps the ticket
+		// alive, so that another can settle the job should this one die.
 		s.mu.Unlock()
+		if s.replicated {
+			return river.JobSnooze(s.cfg.LeaseTTL)
+		}
 		return nil
 	}
 	// Registered before the claim commits, so that a Cancel that sees
@@ -81,9 +84,10 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		claimed bool
 		changed bool
 		held    bool
+		leased  bool
 	)
 	h, known := Handler{}, false
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
+	err := s.withTx(ctx, func(tx *txn) error {
 		var err error
 		r, err = getRow(ctx, tx, id)
 		if errors.Is(err, ErrNotFound) {
@@ -97,6 +101,12 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		}
 		h, known = s.handler(r.typ)
 		switch {
+		case r.state == Running && s.replicated && leaseLive(r.leaseUntil):
+			// Another replica runs it and renews its lease: River's
+			// rescuer gave its ticket out again because the run is
+			// long. The ticket waits, and comes back after the lease.
+			leased = true
+			return nil
 		case r.state == Running:
 			// An earlier delivery of this ticket ended without
 			// recording the job's outcome.
@@ -119,8 +129,8 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.UnknownTool))
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?,
-			progress_done = 0, progress_total = 0, progress_message = '', version = version + 1 WHERE id = ?`,
-			fmtTime(s.cfg.Now()), id); err != nil {
+			progress_done = 0, progress_total = 0, progress_message = '', version = version + 1, lease_until = ? WHERE id = ?`,
+			fmtTime(s.cfg.Now()), s.leaseArg(), id); err != nil {
 			return fmt.Errorf("starting job %s: %w", id, err)
 		}
 		r.attempts++
@@ -134,6 +144,9 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 	} else if err != nil {
 		s.log.Error("jobs: claiming a job", "job", id, "error", err)
 		return err
+	}
+	if leased {
+		return river.JobSnooze(s.cfg.LeaseTTL)
 	}
 	if held {
 		s.hold("")
@@ -157,7 +170,9 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		return s.finish(ctx, runCtx, r, ticket, entry, nil, nil, err)
 	}
 	run.progress = s.progressFunc(runCtx, id, entry)
+	stopLease := s.holdLease(id, ticket)
 	result, herr := s.call(runCtx, h, run)
+	stopLease()
 	return s.finish(ctx, runCtx, r, ticket, entry, run, result, herr)
 }
 
@@ -253,7 +268,7 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 	}
 	progress, _ := entry.snapshot()
 	var final State
-	err := s.withTx(ctx, func(tx *sql.Tx) error {
+	err := s.withTx(ctx, func(tx *txn) error {
 		cur, err := getRow(ctx, tx, r.id)
 		if errors.Is(err, ErrNotFound) {
 			return nil
@@ -425,7 +440,7 @@ func (s *Service) recoverJobs(ctx context.Context) error {
 		return fmt.Errorf("listing active jobs: %w", err)
 	}
 	for _, id := range ids {
-		err := s.withTx(ctx, func(tx *sql.Tx) error {
+		err := s.withTx(ctx, func(tx *txn) error {
 			r, err := getRow(ctx, tx, id)
 			if err != nil {
 				return err
@@ -452,11 +467,11 @@ func (s *Service) recoverJobs(ctx context.Context) error {
 }
 
 // ticketLive reports whether River holds ticket waiting to be worked.
-func (s *Service) ticketLive(ctx context.Context, tx *sql.Tx, ticket int64) (bool, error) {
+func (s *Service) ticketLive(ctx context.Context, tx *txn, ticket int64) (bool, error) {
 	if ticket == 0 {
 		return false, nil
 	}
-	row, err := s.client.JobGetTx(ctx, tx, ticket)
+	row, err := s.tickets.get(ctx, tx, ticket)
 	if errors.Is(err, river.ErrNotFound) {
 		return false, nil
 	}
@@ -468,4 +483,55 @@ func (s *Service) ticketLive(ctx context.Context, tx *sql.Tx, ticket int64) (boo
 		return true, nil
 	}
 	return false, nil
+}
+
+// leaseArg is the lease_until a claim writes: LeaseTTL from now on a
+// replica (wall-clock time, which replicas share; not Config.Now), NULL
+// on SQLite.
+func (s *Service) leaseArg() any {
+	if !s.replicated {
+		return nil
+	}
+	return fmtTime(time.Now().Add(s.cfg.LeaseTTL))
+}
+
+// leaseLive reports whether the lease_until text until is still to come.
+func leaseLive(until string) bool {
+	t, err := parseTime(until)
+	return err == nil && time.Now().Before(t)
+}
+
+// holdLease renews job id's lease every third of LeaseTTL while its run
+// (ticket) lives, on a replica; the returned func stops it. A renewal
+// that fails is logged and tried again at the next tick: the lease has
+// two more before it runs out.
+func (s *Service) holdLease(id string, ticket int64) (stop func()) {
+	if !s.replicated {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(s.cfg.LeaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.LeaseTTL/3)
+			_, err := s.db.ExecContext(ctx, `UPDATE jobs SET lease_until = ? WHERE id = ? AND ticket = ? AND state = 'running'`,
+				s.leaseArg(), id, ticket)
+			cancel()
+			if err != nil {
+				s.log.Warn("jobs: renewing a running job's lease", "job", id, "error", err)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

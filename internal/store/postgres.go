@@ -286,3 +286,77 @@ func pgBusy(err error) bool {
 	}
 	return false
 }
+
+// InTx runs fn with a pgx.Tx standing for the transaction conn has open
+// (begun with conn.BeginTx on a PostgreSQL store's DB), so that River's
+// riverpgxv5 statements (InsertTx, JobCancelTx, …) are part of the same
+// transaction as the database/sql statements around them: a job's row and
+// its River ticket commit or roll back together. fn must not keep the
+// pgx.Tx; its Commit and Rollback are refused (the database/sql transaction
+// ends it), and its Begin makes a savepoint.
+func InTx(conn *sql.Conn, fn func(pgx.Tx) error) error {
+	return RawPgx(conn, func(c *pgx.Conn) error { return fn(&openTx{c: c}) })
+}
+
+// openTx is pgx.Tx over a connection whose transaction someone else
+// began; depth > 0 is a savepoint inside it.
+type openTx struct {
+	c     *pgx.Conn
+	depth int
+}
+
+var errOuterTx = errors.New("store: the transaction is ended by database/sql, not through River")
+
+func (t *openTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	n := t.depth + 1
+	if _, err := t.c.Exec(ctx, "SAVEPOINT toolhost_sp_"+strconv.Itoa(n)); err != nil {
+		return nil, err
+	}
+	return &openTx{c: t.c, depth: n}, nil
+}
+
+func (t *openTx) Commit(ctx context.Context) error {
+	if t.depth == 0 {
+		return errOuterTx
+	}
+	_, err := t.c.Exec(ctx, "RELEASE SAVEPOINT toolhost_sp_"+strconv.Itoa(t.depth))
+	return err
+}
+
+func (t *openTx) Rollback(ctx context.Context) error {
+	if t.depth == 0 {
+		return errOuterTx
+	}
+	_, err := t.c.Exec(ctx, "ROLLBACK TO SAVEPOINT toolhost_sp_"+strconv.Itoa(t.depth))
+	return err
+}
+
+func (t *openTx) CopyFrom(ctx context.Context, table pgx.Identifier, cols []string, src pgx.CopyFromSource) (int64, error) {
+	return t.c.CopyFrom(ctx, table, cols, src)
+}
+
+func (t *openTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	return t.c.SendBatch(ctx, b)
+}
+
+func (t *openTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
+
+func (t *openTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	return t.c.Prepare(ctx, name, sql)
+}
+
+func (t *openTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return t.c.Exec(ctx, sql, args...)
+}
+
+func (t *openTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return t.c.Query(ctx, sql, args...)
+}
+
+func (t *openTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return t.c.QueryRow(ctx, sql, args...)
+}
+
+func (t *openTx) Conn() *pgx.Conn { return t.c }
+
+var _ pgx.Tx = (*openTx)(nil)
