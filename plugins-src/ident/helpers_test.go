@@ -8,7 +8,7 @@ import (
 	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
-var codes = []string{"hex", "base32", "base58", "hmac", "checksum", "number_base", "unix_time", "ip_cidr"}
+var codes = []string{"hex", "base32", "base58", "hmac", "checksum", "uuid", "jwt", "number_base", "unix_time", "color", "semver", "ip_cidr"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()

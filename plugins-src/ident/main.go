@@ -27,8 +27,12 @@ func init() {
 			bundled.Service("base58", "encoding", base58Texts, bundled.Operations("encode", "decode"), computeBase58),
 			bundled.Service("hmac", "dev", hmacTexts, bundled.Operations("sign", "verify"), computeHMAC),
 			bundled.Service("checksum", "dev", checksumTexts, bundled.Operations("compute"), computeChecksum),
+			bundled.Service("uuid", "dev", uuidTexts, bundled.Operations("inspect", "v3", "v5"), computeUUID),
+			bundled.Service("jwt", "dev", jwtTexts, bundled.Operations("decode", "verify"), computeJWT),
 			bundled.Service("number_base", "dev", numberBaseTexts, bundled.Operations("convert"), computeNumberBase),
 			bundled.Service("unix_time", "dev", unixTimeTexts, bundled.Operations("to_rfc3339", "from_rfc3339"), computeUnixTime),
+			bundled.Service("color", "dev", colorTexts, bundled.Operations("convert"), computeColor),
+			bundled.Service("semver", "dev", semverTexts, bundled.Operations("compare", "match"), computeSemver),
 			bundled.Service("ip_cidr", "network", ipCIDRTexts, bundled.Operations("describe", "contains"), computeIPCIDR),
 		},
 	})
@@ -95,4 +99,32 @@ var ipCIDRTexts = map[string]guest.Text{
 	"it": {Name: "Calcolatore IP e CIDR", Description: "Descrive un blocco CIDR IPv4 o IPv6 (rete, maschera, broadcast, intervallo di host, conteggi) o verifica se contiene un indirizzo."},
 	"fr": {Name: "Calculateur IP et CIDR", Description: "Décrire un bloc CIDR IPv4 ou IPv6 (réseau, masque, diffusion, plage d'hôtes, nombres) ou vérifier s'il contient une adresse."},
 	"es": {Name: "Calculadora de IP y CIDR", Description: "Describe un bloque CIDR IPv4 o IPv6 (red, máscara, difusión, rango de hosts, recuentos) o comprueba si contiene una dirección."},
+}
+
+var uuidTexts = map[string]guest.Text{
+	"en": {Name: "UUID inspector", Description: "Read a UUID's version, variant and time, or make a name-based UUID (version 3 or 5) from a namespace and a name."},
+	"it": {Name: "Analizzatore di UUID", Description: "Legge versione, variante e istante di un UUID, o crea un UUID basato su nome (versione 3 o 5) da uno spazio dei nomi e un nome."},
+	"fr": {Name: "Inspecteur d'UUID", Description: "Lire la version, la variante et l'instant d'un UUID, ou créer un UUID fondé sur un nom (version 3 ou 5) à partir d'un espace de noms et d'un nom."},
+	"es": {Name: "Inspector de UUID", Description: "Lee la versión, la variante y el instante de un UUID, o crea un UUID basado en nombre (versión 3 o 5) a partir de un espacio de nombres y un nombre."},
+}
+
+var jwtTexts = map[string]guest.Text{
+	"en": {Name: "JWT decoder", Description: "Decode a JSON Web Token's header and claims without trusting them, or verify its HS256 signature with a secret."},
+	"it": {Name: "Decodificatore JWT", Description: "Decodifica intestazione e claim di un JSON Web Token senza fidarsene, o ne verifica la firma HS256 con un segreto."},
+	"fr": {Name: "Décodeur JWT", Description: "Décoder l'en-tête et les revendications d'un JSON Web Token sans s'y fier, ou vérifier sa signature HS256 avec un secret."},
+	"es": {Name: "Decodificador JWT", Description: "Decodifica la cabecera y las declaraciones de un JSON Web Token sin confiar en ellas, o verifica su firma HS256 con un secreto."},
+}
+
+var colorTexts = map[string]guest.Text{
+	"en": {Name: "Color converter", Description: "Convert a CSS colour between hex, RGB, HSL and OKLCH."},
+	"it": {Name: "Convertitore di colori", Description: "Converte un colore CSS tra esadecimale, RGB, HSL e OKLCH."},
+	"fr": {Name: "Convertisseur de couleurs", Description: "Convertir une couleur CSS entre hexadécimal, RVB, TSL et OKLCH."},
+	"es": {Name: "Conversor de colores", Description: "Convierte un color CSS entre hexadecimal, RGB, HSL y OKLCH."},
+}
+
+var semverTexts = map[string]guest.Text{
+	"en": {Name: "Semantic version comparator", Description: "Compare two semantic versions, or check whether a version is in a range such as ^1.2 or >=1.0 <2."},
+	"it": {Name: "Comparatore di versioni semantiche", Description: "Confronta due versioni semantiche, o verifica se una versione rientra in un intervallo come ^1.2 o >=1.0 <2."},
+	"fr": {Name: "Comparateur de versions sémantiques", Description: "Comparer deux versions sémantiques, ou vérifier si une version appartient à une plage telle que ^1.2 ou >=1.0 <2."},
+	"es": {Name: "Comparador de versiones semánticas", Description: "Compara dos versiones semánticas, o comprueba si una versión está en un rango como ^1.2 o >=1.0 <2."},
 }

@@ -187,6 +187,10 @@ func TestWASM(t *testing.T) {
 		"checksum":    {`{"operation":"compute","text":"` + long + `","algorithm":"crc32c"}`, `{"operation":"compute","text":"Wikipedia","algorithm":"adler32"}`},
 		"number_base": {`{"operation":"convert","value":"` + strings.Repeat("z", 4096) + `","from":36,"to":7}`, `{"operation":"convert","value":"12a","from":10,"to":2}`},
 		"unix_time":   {`{"operation":"to_rfc3339","timestamp":1700000000123456789,"unit":"ns","offset":"+05:30"}`, `{"operation":"from_rfc3339","text":"1996-12-19T16:39:57-08:00"}`, `{"operation":"from_rfc3339","text":"x"}`},
+		"uuid":        {`{"operation":"inspect","uuid":"1EC9414C-232A-6B00-B3C8-9F6BDECED846"}`, `{"operation":"v5","namespace":"url","name":"` + long + `"}`, `{"operation":"inspect","uuid":"x"}`},
+		"jwt":         {`{"operation":"decode","token":"` + rfcJWT + `"}`, `{"operation":"verify","token":"` + rfcJWT + `","secret":"AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow","secret_encoding":"base64url"}`, `{"operation":"decode","token":"a.b"}`},
+		"color":       {`{"operation":"convert","color":"#7fffd480"}`, `{"operation":"convert","color":"oklch(0.7 0.4 150)"}`, `{"operation":"convert","color":"hsl(-120, 50%, 50%)"}`, `{"operation":"convert","color":"rgb(12.5% 50% 87.5%)"}`, `{"operation":"convert","color":"nope"}`},
+		"semver":      {`{"operation":"compare","a":"1.0.0-rc.1","b":"1.0.0"}`, `{"operation":"match","version":"1.4.5","range":"1.2 - 1.4.5 || ~2.1"}`, `{"operation":"match","version":"x","range":"*"}`},
 		"ip_cidr":     {`{"operation":"describe","cidr":"::/0"}`, `{"operation":"describe","cidr":"10.1.2.3/30"}`, `{"operation":"contains","cidr":"2001:db8::/32","address":"2001:db8::1"}`},
 	} {
 		for _, params := range items {
