@@ -43,7 +43,7 @@ func runExport(args []string, stdout io.Writer) error {
 	}
 	for name, doc := range map[string]any{
 		"tools.json":   catalog.List(snap),
-		"openapi.json": catalog.OpenAPI(snap, version()),
+		"openapi.json": catalog.OpenAPI(snap, version(), catalog.Cookies{}),
 		// The build-time schema manifest (seed 000's schema export).
 		catalog.ManifestFile: catalog.Manifest(snap, version()),
 	} {

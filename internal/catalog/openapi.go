@@ -35,9 +35,10 @@ var contractNames = []string{contracts.ToolV1, contracts.ToolListV1, contracts.R
 // schema's $defs are lifted into components named <schema>.<def> (a
 // tool's input is <id>.input, a contract is its name), its local and
 // cross-contract $refs rewritten to them, and its $id and $schema dropped
-// (the document's dialect is JSON Schema 2020-12). The result is built
-// afresh on each call; callers may modify it.
-func OpenAPI(s *registry.Snapshot, version string) *openapi3.T {
+// (the document's dialect is JSON Schema 2020-12). Its cookie security
+// schemes name cookies' names (defaults for the empty ones). The result is
+// built afresh on each call; callers may modify it.
+func OpenAPI(s *registry.Snapshot, version string, cookies Cookies) *openapi3.T {
 	b := &openAPIBuilder{schemas: openapi3.Schemas{}}
 	for _, n := range contractNames {
 		raw, _ := contracts.Raw(n)
@@ -58,7 +59,7 @@ func OpenAPI(s *registry.Snapshot, version string) *openapi3.T {
 		Paths:   openapi3.NewPaths(),
 		Components: &openapi3.Components{
 			Schemas:         b.schemas,
-			SecuritySchemes: securitySchemes(),
+			SecuritySchemes: securitySchemes(cookies),
 			Headers:         headers(),
 			Responses:       problemResponses(),
 		},
@@ -224,14 +225,29 @@ const (
 	tokenCookie = "ov_token"
 )
 
-func securitySchemes() openapi3.SecuritySchemes {
+// Cookies names the cookies the server reads credentials from, as the
+// document's security schemes describe them: Session the browser session
+// cookie (serve --session-cookie; auth.SessionCookie when empty), Token
+// the account-token cookie (guard.Config.TokenCookie; "ov_token" when
+// empty).
+type Cookies struct {
+	Session, Token string
+}
+
+func securitySchemes(cookies Cookies) openapi3.SecuritySchemes {
+	if cookies.Session == "" {
+		cookies.Session = auth.SessionCookie
+	}
+	if cookies.Token == "" {
+		cookies.Token = tokenCookie
+	}
 	return openapi3.SecuritySchemes{
 		securityBearer: {Value: &openapi3.SecurityScheme{Type: "http", Scheme: "bearer",
 			Description: "A user or app token (toolhost token). A bad token is answered 401 with WWW-Authenticate."}},
-		securitySession: {Value: &openapi3.SecurityScheme{Type: "apiKey", In: "cookie", Name: auth.SessionCookie,
+		securitySession: {Value: &openapi3.SecurityScheme{Type: "apiKey", In: "cookie", Name: cookies.Session,
 			Description: "A signed-in browser session."}},
-		securityCookie: {Value: &openapi3.SecurityScheme{Type: "apiKey", In: "cookie", Name: tokenCookie,
-			Description: "A user or app token in a cookie (the default cookie name)."}},
+		securityCookie: {Value: &openapi3.SecurityScheme{Type: "apiKey", In: "cookie", Name: cookies.Token,
+			Description: "A user or app token in a cookie."}},
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 // openAPIJSON is the OpenAPI document of the real tools, as served.
 func openAPIJSON(t *testing.T) []byte {
 	t.Helper()
-	raw, err := json.Marshal(catalog.OpenAPI(realSnapshot(t), "1.2.3"))
+	raw, err := json.Marshal(catalog.OpenAPI(realSnapshot(t), "1.2.3", catalog.Cookies{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestDiscriminatorOnlyInOpenAPI(t *testing.T) {
 	if declared == 0 {
 		t.Fatal("no tool declares a discriminator")
 	}
-	doc := catalog.OpenAPI(snap, "1")
+	doc := catalog.OpenAPI(snap, "1", catalog.Cookies{})
 	in := doc.Components.Schemas["json.input"]
 	if in == nil || in.Value.Discriminator == nil || in.Value.Discriminator.PropertyName != "operation" {
 		t.Fatalf("json.input in the OpenAPI document: no discriminator: %+v", in)

@@ -179,6 +179,10 @@ func New(cfg Config) (*Guard, error) {
 // reads.
 func (g *Guard) SessionCookie() string { return g.cfg.SessionCookie }
 
+// TokenCookie returns the name of the cookie the guard reads an account
+// token from.
+func (g *Guard) TokenCookie() string { return g.cfg.TokenCookie }
+
 // Mode returns the guard's mode.
 func (g *Guard) Mode() Mode { return g.cfg.Mode }
 
