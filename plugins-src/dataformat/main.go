@@ -25,6 +25,7 @@ func init() {
 		ContractVersion:       bundled.ContractVersion,
 		ImplementationVersion: bundled.ImplementationVersion,
 		Services: []guest.Declaration{
+			bundled.Service("yaml_json", "dev", yamlTexts, bundled.Operations("yaml_to_json", "json_to_yaml"), computeYAML),
 			bundled.Service("csv_json", "dev", csvTexts, bundled.Operations("csv_to_json", "json_to_csv"), computeCSV),
 			bundled.Service("query_string", "encoding", queryTexts, bundled.Operations("parse", "build"), computeQuery),
 			bundled.Service("xml", "dev", xmlTexts, bundled.Operations("format", "minify"), computeXML),
@@ -35,6 +36,13 @@ func init() {
 }
 
 func main() {}
+
+var yamlTexts = map[string]guest.Text{
+	"en": {Name: "YAML ⇄ JSON", Description: "Convert YAML to JSON, anchors and merge keys expanded, or JSON to YAML, keeping the order of keys."},
+	"it": {Name: "YAML ⇄ JSON", Description: "Converte YAML in JSON, con ancore e chiavi di unione espanse, o JSON in YAML, mantenendo l'ordine delle chiavi."},
+	"fr": {Name: "YAML ⇄ JSON", Description: "Convertir du YAML en JSON, ancres et clés de fusion développées, ou du JSON en YAML, en gardant l'ordre des clés."},
+	"es": {Name: "YAML ⇄ JSON", Description: "Convierte YAML en JSON, con anclas y claves de fusión expandidas, o JSON en YAML, conservando el orden de las claves."},
+}
 
 var csvTexts = map[string]guest.Text{
 	"en": {Name: "CSV ⇄ JSON", Description: "Convert CSV to a JSON array, or a JSON array of objects or arrays to CSV, with a choice of delimiter, header row and quoting."},

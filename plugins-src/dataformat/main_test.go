@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
-var codes = []string{"csv_json", "query_string", "xml", "json_diff", "json_query"}
+var codes = []string{"yaml_json", "csv_json", "query_string", "xml", "json_diff", "json_query"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()
@@ -34,6 +35,7 @@ func TestDeclaration(t *testing.T) {
 	tools := load(t)
 	for code, ops := range map[string][]string{
 		"csv_json":     {"csv_to_json", "json_to_csv"},
+		"yaml_json":    {"yaml_to_json", "json_to_yaml"},
 		"query_string": {"parse"},
 		"xml":          {"format", "minify"},
 		"json_query":   {"query"},
@@ -44,6 +46,34 @@ func TestDeclaration(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestYAML(t *testing.T) {
+	tools := load(t)
+	tests := []struct{ name, params, want string }{
+		{"yaml_to_json", `{"operation":"yaml_to_json","text":"name: Zoë\nage: 7\ntags: [a, b]\nbase: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n","indent":0}`, `{"name":"Zoë","age":7,"tags":["a","b"],"base":{"x":1},"c":{"y":2,"x":1}}`},
+		{"yaml_to_json all documents", `{"operation":"yaml_to_json","text":"a: 1\n---\n- 2\n","all_documents":true,"indent":0}`, `[{"a":1},[2]]`},
+		{"json_to_yaml", `{"operation":"json_to_yaml","text":"{\"name\":\"Zoë\",\"on\":true,\"list\":[{\"a\":\"yes\"},[]]}"}`, "name: Zoë\n\"on\": true\nlist:\n  - a: \"yes\"\n  - []\n"},
+		{"json_to_yaml indent 4", `{"operation":"json_to_yaml","text":"{\"a\":{\"b\":1}}","indent":4}`, "a:\n    b: 1\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tools.Text(t, "yaml_json", tt.params); got != tt.want {
+				t.Errorf("text = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	for params, want := range map[string]string{
+		`{"operation":"yaml_to_json","text":"a: 1\n---\nb: 2\n"}`:    "text is not valid YAML: the text holds more than one document (all_documents converts each) at line 2, column 1 (byte 5)",
+		`{"operation":"yaml_to_json","text":"a: *x\n"}`:              "text is not valid YAML: alias to an anchor not defined before it at line 1, column 4 (byte 3)",
+		`{"operation":"json_to_yaml","text":"{\"a\":1}","indent":1}`: "indent must be between 2 and 8 for YAML",
+		`{"operation":"json_to_yaml","text":"[1,]"}`:                 "text is not valid JSON: trailing comma before ']' at line 1, column 3 (byte 2)",
+	} {
+		if got := tools.ToolError(t, "yaml_json", params); got != want {
+			t.Errorf("%s: message %q, want %q", params, got, want)
+		}
+	}
+	tools.Refused(t, "yaml_json", `{"operation":"json_to_yaml","text":"1","all_documents":true}`)
 }
 
 func TestCSV(t *testing.T) {
@@ -184,7 +214,27 @@ func TestWASM(t *testing.T) {
 		tools.Same(t, mod, "query_string", params)
 	}
 	sameMarkup(t, tools, mod)
+	doc := strings.Repeat(`- name: Zoë\n  tags: [a, \"b c\"]\n  n: 1.50\n  ref: &r{{i}} {k: v}\n  again: *r{{i}}\n`, 1)
+	var yamlDoc strings.Builder
+	for i := range 1200 {
+		yamlDoc.WriteString(strings.ReplaceAll(doc, "{{i}}", strconv.Itoa(i)))
+	}
+	laughs := `a: &a [x, x, x, x, x, x, x, x, x]\n`
+	for c := 'b'; c <= 'j'; c++ {
+		laughs += string(c) + `: &` + string(c) + ` [` + strings.Repeat(`*`+string(c-1)+`, `, 8) + `*` + string(c-1) + `]\n`
+	}
+	for _, params := range []string{
+		`{"operation":"yaml_to_json","text":"` + yamlDoc.String() + `"}`,
+		`{"operation":"json_to_yaml","text":"` + big + `"}`,
+		`{"operation":"yaml_to_json","text":"` + laughs + `"}`,
+		`{"operation":"yaml_to_json","text":"a: [1\nb: 2"}`,
+	} {
+		tools.Same(t, mod, "yaml_json", params)
+	}
 }
+
+// big is a JSON array of 1,000 objects, escaped for a parameters document.
+var big = `[` + strings.Repeat(`{\"k\":\"Zoë\",\"n\":1.50,\"a\":[1,2,3]},`, 1000) + `null]`
 
 // sameMarkup runs the xml and json_diff items of TestWASM.
 func sameMarkup(t *testing.T, tools *bundledtest.Tools, mod *wasmtool.Tool) {
@@ -196,7 +246,6 @@ func sameMarkup(t *testing.T, tools *bundledtest.Tools, mod *wasmtool.Tool) {
 	} {
 		tools.Same(t, mod, "xml", params)
 	}
-	big := `[` + strings.Repeat(`{\"k\":\"Zoë\",\"n\":1.50,\"a\":[1,2,3]},`, 1000) + `null]`
 	bigB := strings.Replace(strings.Replace(big, `1.50`, `2`, 7), `[1,2,3]`, `[1,3]`, 9)
 	for _, params := range []string{
 		`{"operation":"diff","a":"` + big + `","b":"` + bigB + `","indent":2}`,
