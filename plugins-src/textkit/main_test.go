@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -244,6 +245,11 @@ func TestRegex(t *testing.T) {
 func TestWASM(t *testing.T) {
 	tools := load(t)
 	mod := bundledtest.Module(t, "textkit")
+	var oldLines, newLines strings.Builder // 8,000 lines each, all different: the bounded search's worst case
+	for i := range 8000 {
+		oldLines.WriteString("a" + strconv.Itoa(i) + `\n`)
+		newLines.WriteString("b" + strconv.Itoa(i) + `\n`)
+	}
 	long := strings.Repeat(`Héllo wörld  \t 12 Привет 中文 😀\r\n  \nzeta 3\n`, 1500) // JSON escapes
 	for _, item := range []struct{ code, params string }{
 		{"text_stats", `{"operation":"count","text":"` + long + `"}`},
@@ -276,6 +282,7 @@ func TestWASM(t *testing.T) {
 		{"lorem_ipsum", `{"operation":"generate","unit":"words","count":10000,"classic":false}`},
 		{"lorem_ipsum", `{"operation":"generate","unit":"sentences","count":1001}`},
 		{"line_diff", `{"operation":"unified","old":"` + long[:40000] + `","new":"` + strings.ReplaceAll(long[:40000], "zeta", "eta") + `"}`},
+		{"line_diff", `{"operation":"unified","old":"` + oldLines.String() + `","new":"` + newLines.String() + `"}`},
 		{"line_diff", `{"operation":"unified","old":"a\nb","new":"a\nc\n","context":0,"old_label":"a/x.txt","new_label":"b/x.txt"}`},
 		{"regex", `{"operation":"test","pattern":"(?i)привет|\\d+","text":"` + long + `"}`},
 		{"regex", `{"operation":"replace","pattern":"(\\p{L}+) (\\p{L}+)","replacement":"${2}_$1","text":"` + long + `"}`},

@@ -1,18 +1,15 @@
 // Package linediff compares two texts line by line and writes the
 // differences as a unified diff (the format of GNU diff -u and git diff).
-// The longest common subsequence is github.com/aymanbagabas/go-udiff's lcs,
-// a copy of gopls' Myers implementation that bounds its search (past a
-// fixed edit depth it settles for a good, not minimal, diff), so the work
-// is bounded whatever the texts. The hunks are written here, in one pass:
-// go-udiff's own formatter counts newlines from the start of the text for
-// every edit, quadratic on texts of many small changes.
+// The diff is Myers' algorithm with a bounded search (myers.go), written
+// here rather than taken from a library: github.com/aymanbagabas/go-udiff
+// (gopls' diff) does the same job but links fmt and log, half a megabyte
+// of the WASM module, and its formatter counts newlines from the start of
+// the text for every edit, quadratic on texts of many small changes.
 package linediff
 
 import (
 	"strconv"
 	"strings"
-
-	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 // Result is a diff and its counts.
@@ -42,7 +39,7 @@ func split(text string) []string {
 // is marked "\ No newline at end of file", as GNU diff does.
 func Unified(old, new, oldLabel, newLabel string, context int) Result {
 	a, b := split(old), split(new)
-	diffs := lcs.DiffLines(a, b)
+	diffs := diffLines(a, b)
 	var r Result
 	if len(diffs) == 0 {
 		return r
