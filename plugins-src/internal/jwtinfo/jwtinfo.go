@@ -6,19 +6,17 @@
 package jwtinfo
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/toolhost/toolhost/plugins-src/internal/jsonfmt"
 	"github.com/toolhost/toolhost/plugins-src/internal/textpos"
 )
 
@@ -76,16 +74,16 @@ func Decode(token string) (Token, error) {
 		}
 		decoded[i] = b
 	}
-	header, err := object(decoded[0])
-	if err != nil {
+	header, ok := object(decoded[0])
+	if !ok {
 		return Token{}, textpos.New(token, 0, subject, "the header is not a JSON object")
 	}
-	alg, ok := header["alg"].(string)
+	alg, ok := stringValue(header["alg"])
 	if !ok {
 		return Token{}, textpos.New(token, 0, subject, "the header has no alg string")
 	}
-	claims, err := object(decoded[1])
-	if err != nil {
+	claims, ok := object(decoded[1])
+	if !ok {
 		return Token{}, textpos.New(token, starts[1], subject, "the claims set is not a JSON object")
 	}
 	t := Token{
@@ -93,41 +91,33 @@ func Decode(token string) (Token, error) {
 		IssuedAt: numericDate(claims["iat"]), ExpiresAt: numericDate(claims["exp"]), NotBefore: numericDate(claims["nbf"]),
 		signingInput: token[:starts[2]-1], signature: decoded[2],
 	}
-	t.Type, _ = header["typ"].(string)
+	t.Type, _ = stringValue(header["typ"])
 	return t, nil
 }
 
-// object decodes b, which must be UTF-8 holding one JSON object.
-func object(b []byte) (map[string]any, error) {
-	if !utf8.Valid(b) {
-		return nil, errors.New("not UTF-8")
+// object returns the top-level members of b, which must be UTF-8 holding
+// one strict JSON object.
+func object(b []byte) (map[string]string, bool) {
+	if jsonfmt.Validate(string(b)) != nil {
+		return nil, false
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil || m == nil {
-		return nil, errors.New("not an object")
-	}
-	if _, err := d.Token(); err == nil {
-		return nil, errors.New("data after the object")
-	}
-	return m, nil
+	return members(string(b))
 }
 
 // numericDate writes a NumericDate claim (seconds since the epoch, maybe
-// with a fraction) in RFC 3339 at Z, or "" when v is not one.
-func numericDate(v any) string {
-	n, ok := v.(json.Number)
-	if !ok {
+// with a fraction), given as its raw JSON text, in RFC 3339 at Z, or ""
+// when it is not one.
+func numericDate(n string) string {
+	if n == "" || n[0] != '-' && (n[0] < '0' || n[0] > '9') {
 		return ""
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
+	f, err := strconv.ParseFloat(n, 64)
 	if err != nil || f < -62167219200 || f > 253402300799 {
 		return ""
 	}
 	sec := math.Floor(f)
 	nsec := math.Round((f - sec) * 1e9)
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
 		sec, nsec = float64(i), 0
 	}
 	return time.Unix(int64(sec), int64(nsec)).UTC().Format(time.RFC3339Nano)

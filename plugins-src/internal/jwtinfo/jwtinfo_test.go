@@ -71,6 +71,28 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+func TestMembers(t *testing.T) {
+	m, ok := members(` { "a\u0062c" : [1, {"x": "]}"}] , "e":"\ud83d\ude00\/\n" ,"n":-1.5e3,"e":true, "l":"\ud800"}`)
+	if !ok || len(m) != 4 || m["abc"] != `[1, {"x": "]}"}]` || m["e"] != "true" || m["n"] != "-1.5e3" || m["l"] != `"\ud800"` {
+		t.Fatalf("members = %q, %v", m, ok)
+	}
+	if s, ok := stringValue(`"\ud83d\ude00\/\n\"x\\"`); !ok || s != "😀/\n\"x\\" {
+		t.Errorf("unquote = %q", s)
+	}
+	if s, _ := stringValue(`"\ud800x"`); s != "\uFFFDx" {
+		t.Errorf("lone surrogate = %q", s)
+	}
+	if _, ok := members(`[1]`); ok {
+		t.Error("an array is not an object")
+	}
+	if got := numericDate("1300819380.5"); got != "2011-03-22T18:43:00.5Z" {
+		t.Errorf("fractional NumericDate = %q", got)
+	}
+	if got := numericDate(`"1300819380"`); got != "" {
+		t.Errorf("string NumericDate = %q", got)
+	}
+}
+
 func TestFaults(t *testing.T) {
 	for token, want := range map[string]string{
 		"abc":                          "token is not a JWT: a signed JWT has three parts separated by '.', this has 1 at line 1, column 1 (byte 0)",
