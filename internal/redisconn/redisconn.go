@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +50,10 @@ func Open(rawURL string) (*redis.Client, error) {
 	if opt.MaxRetries == 0 {
 		opt.MaxRetries = MaxRetries
 	}
+	// One dial a command, not go-redis's five with a pause between: a
+	// Redis that refuses connections is an answer (unavailable) at once.
+	opt.DialerRetries = 1
+	quiet.Do(func() { redis.SetLogger(debugLog{}) })
 	// A request's deadline bounds its commands, not only the timeouts
 	// above.
 	opt.ContextTimeoutEnabled = true
@@ -55,6 +61,17 @@ func Open(rawURL string) (*redis.Client, error) {
 	// error on every connection.
 	opt.DisableIdentity = true
 	return redis.NewClient(opt), nil
+}
+
+// quiet routes go-redis's own log lines (one per failed dial during an
+// outage) to slog at debug level, once per process: the server logs the
+// outage itself, through /readyz and the guard's refusals.
+var quiet sync.Once
+
+type debugLog struct{}
+
+func (debugLog) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // PingTimeout bounds a readiness Ping.
