@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -271,6 +273,26 @@ func rebind(q string) string {
 		}
 	}
 	return b.String()
+}
+
+// pgUnreachable reports whether err is a PostgreSQL connection that could
+// not be made or broke: the server is down, restarting or cut off.
+func pgUnreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return false // the caller's deadline or cancellation (Busy looks at its cause)
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
+		return true
+	case errors.As(err, &pe):
+		// Class 08, connection exception; the server shutting down or
+		// starting up.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return false
 }
 
 // pgBusy reports whether err is PostgreSQL's way of saying another

@@ -110,7 +110,10 @@ func Budget(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Busy reports whether err, returned by a statement run under ctx, means
-// the database was busy: SQLITE_BUSY or SQLITE_LOCKED from the driver, or
+// the database was busy: SQLITE_BUSY or SQLITE_LOCKED from the driver,
+// PostgreSQL's lock and serialization failures, a PostgreSQL server that
+// could not be reached or whose connection broke (the caller may retry
+// as for a lock: /readyz reports the store meanwhile), or
 // ctx (a [Budget] context) ending with ErrBusy as its cause while its
 // parent is still live. A client that went away is not busy. ctx may be
 // nil when the statement had no budget.
@@ -118,7 +121,7 @@ func Busy(ctx context.Context, err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrBusy) || pgBusy(err) {
+	if errors.Is(err, ErrBusy) || pgBusy(err) || pgUnreachable(err) {
 		return true
 	}
 	var se *sqlite.Error
