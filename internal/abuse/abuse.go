@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net/netip"
 	"slices"
 	"sync"
@@ -479,10 +480,13 @@ func (l *Log) write(ctx context.Context, batch map[key]*tally) error {
 	}
 	defer tx.Rollback() // a no-op after Commit
 	// The stored row keeps its first event; its last is the later of the
-	// two (SET's right-hand sides all read the row as it was).
-	update, err := tx.PrepareContext(ctx, `UPDATE abuse_log SET count = count + ?1, last_at = max(coalesce(last_at, at), ?2),
+	// two (SET's right-hand sides all read the row as it was). The same
+	// text serves SQLite and PostgreSQL: CASE rather than SQLite's
+	// two-argument max, IS NOT DISTINCT FROM for a caller that may be NULL.
+	update, err := tx.PrepareContext(ctx, `UPDATE abuse_log SET count = count + ?1,
+		last_at = CASE WHEN ?2 > coalesce(last_at, at) THEN ?2 ELSE coalesce(last_at, at) END,
 		last_request_id = CASE WHEN ?2 >= coalesce(last_at, at) THEN ?3 ELSE last_request_id END
-		WHERE bucket = ?4 AND caller IS ?5 AND principal = ?6 AND tool = ?7 AND reason = ?8 AND reported = ?9`)
+		WHERE bucket = ?4 AND caller IS NOT DISTINCT FROM ?5 AND principal = ?6 AND tool = ?7 AND reason = ?8 AND reported = ?9`)
 	if err != nil {
 		return fmt.Errorf("writing the abuse log: %w", err)
 	}
@@ -564,7 +568,7 @@ func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, erro
 		since = floor
 	}
 	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+		limit = math.MaxInt64 // no limit, in both dialects
 	}
 	rows, err := l.db.ReadDB().QueryContext(ctx,
 		`SELECT id, at, coalesce(last_at, at), count, coalesce(caller, ''), principal, tool, reason, reported,

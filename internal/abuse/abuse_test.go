@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store/storetest"
 )
 
 // clock is a settable clock for Config.Now.
@@ -55,8 +56,13 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, start time.Time) *fixture {
+	return newFixtureOn(t, storetest.SQLite(t), start)
+}
+
+// newFixtureOn is newFixture on backend b (storetest.Run).
+func newFixtureOn(t *testing.T, b storetest.Backend, start time.Time) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "toolhost.db")
+	path := b.Target
 	s, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -112,82 +118,86 @@ func (l *Log) currentSalt() *salt {
 var day0 = time.Date(2026, 11, 30, 23, 50, 0, 0, time.UTC)
 
 func TestCallerIsDailyPseudonym(t *testing.T) {
-	f := newFixture(t, day0)
-	a := f.callerOf(t, "198.51.100.23")
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		f := newFixtureOn(t, backend, day0)
+		a := f.callerOf(t, "198.51.100.23")
 
-	tests := []struct {
-		name string
-		ip   string
-		same bool
-	}{
-		{name: "same IPv4", ip: "198.51.100.23", same: true},
-		{name: "IPv4-mapped IPv6 is its IPv4", ip: "::ffff:198.51.100.23", same: true},
-		{name: "another IPv4", ip: "198.51.100.24", same: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := f.callerOf(t, tt.ip); (got == a) != tt.same {
-				t.Fatalf("caller of %s = %s, of 198.51.100.23 = %s; want same=%v", tt.ip, got, a, tt.same)
-			}
-		})
-	}
+		tests := []struct {
+			name string
+			ip   string
+			same bool
+		}{
+			{name: "same IPv4", ip: "198.51.100.23", same: true},
+			{name: "IPv4-mapped IPv6 is its IPv4", ip: "::ffff:198.51.100.23", same: true},
+			{name: "another IPv4", ip: "198.51.100.24", same: false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if got := f.callerOf(t, tt.ip); (got == a) != tt.same {
+					t.Fatalf("caller of %s = %s, of 198.51.100.23 = %s; want same=%v", tt.ip, got, a, tt.same)
+				}
+			})
+		}
 
-	v6 := f.callerOf(t, "2001:db8:1:2::1")
-	for _, tt := range []struct {
-		name string
-		ip   string
-		same bool
-	}{
-		{name: "same /64", ip: "2001:db8:1:2:aaaa:bbbb:cccc:dddd", same: true},
-		{name: "zone dropped", ip: "2001:db8:1:2::99%eth0", same: true},
-		{name: "another /64", ip: "2001:db8:1:3::1", same: false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := f.callerOf(t, tt.ip); (got == v6) != tt.same {
-				t.Fatalf("caller of %s = %s, of 2001:db8:1:2::1 = %s; want same=%v", tt.ip, got, v6, tt.same)
-			}
-		})
-	}
+		v6 := f.callerOf(t, "2001:db8:1:2::1")
+		for _, tt := range []struct {
+			name string
+			ip   string
+			same bool
+		}{
+			{name: "same /64", ip: "2001:db8:1:2:aaaa:bbbb:cccc:dddd", same: true},
+			{name: "zone dropped", ip: "2001:db8:1:2::99%eth0", same: true},
+			{name: "another /64", ip: "2001:db8:1:3::1", same: false},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				if got := f.callerOf(t, tt.ip); (got == v6) != tt.same {
+					t.Fatalf("caller of %s = %s, of 2001:db8:1:2::1 = %s; want same=%v", tt.ip, got, v6, tt.same)
+				}
+			})
+		}
 
-	old := f.log.currentSalt()
-	if old == nil || old.day != "2026-11-30" {
-		t.Fatalf("salt before midnight: %+v", old)
-	}
-	oldKey := old.key // a copy, to check that it stops working
-	// Past UTC midnight: a new salt, new hashes, and the old salt wiped.
-	f.clock.Add(15 * time.Minute)
-	b := f.callerOf(t, "198.51.100.23")
-	if b == a {
-		t.Fatalf("the caller is %s on both days", a)
-	}
-	if b2 := f.callerOf(t, "198.51.100.23"); b2 != b {
-		t.Fatalf("caller on day 2: %s, then %s", b, b2)
-	}
-	cur := f.log.currentSalt()
-	if cur == old || cur.day != "2026-12-01" {
-		t.Fatalf("salt after midnight: %p %+v (old %p)", cur, cur.day, old)
-	}
-	if old.key != ([32]byte{}) {
-		t.Fatal("the old day's salt is still in memory")
-	}
-	if cur.key == oldKey {
-		t.Fatal("the new salt equals the old one")
-	}
-	// The old key gave the day-1 caller; the Log can no longer make it.
-	if got := fmt.Sprintf("%x", hmacSHA256(&oldKey, normalise(netip.MustParseAddr("198.51.100.23")))); got != a {
-		t.Fatalf("the old key gives %s, want %s", got, a)
-	}
+		old := f.log.currentSalt()
+		if old == nil || old.day != "2026-11-30" {
+			t.Fatalf("salt before midnight: %+v", old)
+		}
+		oldKey := old.key // a copy, to check that it stops working
+		// Past UTC midnight: a new salt, new hashes, and the old salt wiped.
+		f.clock.Add(15 * time.Minute)
+		b := f.callerOf(t, "198.51.100.23")
+		if b == a {
+			t.Fatalf("the caller is %s on both days", a)
+		}
+		if b2 := f.callerOf(t, "198.51.100.23"); b2 != b {
+			t.Fatalf("caller on day 2: %s, then %s", b, b2)
+		}
+		cur := f.log.currentSalt()
+		if cur == old || cur.day != "2026-12-01" {
+			t.Fatalf("salt after midnight: %p %+v (old %p)", cur, cur.day, old)
+		}
+		if old.key != ([32]byte{}) {
+			t.Fatal("the old day's salt is still in memory")
+		}
+		if cur.key == oldKey {
+			t.Fatal("the new salt equals the old one")
+		}
+		// The old key gave the day-1 caller; the Log can no longer make it.
+		if got := fmt.Sprintf("%x", hmacSHA256(&oldKey, normalise(netip.MustParseAddr("198.51.100.23")))); got != a {
+			t.Fatalf("the old key gives %s, want %s", got, a)
+		}
+	})
 }
 
 func TestIdleSaltExpires(t *testing.T) {
-	f := newFixture(t, day0)
-	f.callerOf(t, "198.51.100.23")
-	old := f.log.currentSalt()
-	f.clock.Add(time.Hour)
-	f.log.expireSalt() // what the goroutine does at midnight
-	if f.log.currentSalt() != nil || old.key != ([32]byte{}) {
-		t.Fatal("an idle Log keeps yesterday's salt")
-	}
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		f := newFixtureOn(t, backend, day0)
+		f.callerOf(t, "198.51.100.23")
+		old := f.log.currentSalt()
+		f.clock.Add(time.Hour)
+		f.log.expireSalt() // what the goroutine does at midnight
+		if f.log.currentSalt() != nil || old.key != ([32]byte{}) {
+			t.Fatal("an idle Log keeps yesterday's salt")
+		}
+	})
 }
 
 func TestHMACMatchesCryptoHMAC(t *testing.T) {
@@ -281,105 +291,111 @@ func TestNoRawIPStoredOrLogged(t *testing.T) {
 }
 
 func TestPurgeAndRetention(t *testing.T) {
-	start := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
-	f := newFixture(t, start)
-	ctx := context.Background()
-	for _, age := range []time.Duration{0, 10 * 24 * time.Hour, 29 * 24 * time.Hour, 30*24*time.Hour + time.Minute} {
-		f.clock.Set(start.Add(40*24*time.Hour - age))
-		if err := f.log.Record(ctx, Entry{Tool: fmt.Sprint(age), Reason: "quota.exceeded"}); err != nil {
-			t.Fatal(err)
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		start := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+		f := newFixtureOn(t, backend, start)
+		ctx := context.Background()
+		for _, age := range []time.Duration{0, 10 * 24 * time.Hour, 29 * 24 * time.Hour, 30*24*time.Hour + time.Minute} {
+			f.clock.Set(start.Add(40*24*time.Hour - age))
+			if err := f.log.Record(ctx, Entry{Tool: fmt.Sprint(age), Reason: "quota.exceeded"}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	f.clock.Set(start.Add(40 * 24 * time.Hour))
-	// Expired rows are hidden before they are purged ...
-	rows, err := f.log.List(ctx, time.Time{}, 0)
-	if err != nil || len(rows) != 3 {
-		t.Fatalf("List before purge: %+v, %v; want 3 rows", rows, err)
-	}
-	// ... and purged.
-	if n, err := f.log.Purge(ctx); err != nil || n != 1 {
-		t.Fatalf("Purge = %d, %v; want 1", n, err)
-	}
-	var count int
-	if err := f.store.DB().QueryRow(`SELECT count(*) FROM abuse_log`).Scan(&count); err != nil || count != 3 {
-		t.Fatalf("%d rows left, %v; want 3", count, err)
-	}
-	if n, err := f.log.Purge(ctx); err != nil || n != 0 {
-		t.Fatalf("second Purge = %d, %v; want 0", n, err)
-	}
+		f.clock.Set(start.Add(40 * 24 * time.Hour))
+		// Expired rows are hidden before they are purged ...
+		rows, err := f.log.List(ctx, time.Time{}, 0)
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("List before purge: %+v, %v; want 3 rows", rows, err)
+		}
+		// ... and purged.
+		if n, err := f.log.Purge(ctx); err != nil || n != 1 {
+			t.Fatalf("Purge = %d, %v; want 1", n, err)
+		}
+		var count int
+		if err := f.store.DB().QueryRow(`SELECT count(*) FROM abuse_log`).Scan(&count); err != nil || count != 3 {
+			t.Fatalf("%d rows left, %v; want 3", count, err)
+		}
+		if n, err := f.log.Purge(ctx); err != nil || n != 0 {
+			t.Fatalf("second Purge = %d, %v; want 0", n, err)
+		}
+	})
 }
 
 func TestListSince(t *testing.T) {
-	start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
-	f := newFixture(t, start)
-	ctx := context.Background()
-	for i := range 4 {
-		f.clock.Set(start.Add(time.Duration(i) * time.Hour))
-		e := Entry{IP: netip.MustParseAddr("192.0.2.1"), Principal: fmt.Sprintf("app:%d", i), Tool: "dns_lookup", Reason: "probe.forbidden", Reported: i == 3}
-		if err := f.log.Record(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tests := []struct {
-		name       string
-		since      time.Time
-		limit      int
-		principals []string
-	}{
-		{name: "all", principals: []string{"app:0", "app:1", "app:2", "app:3"}},
-		{name: "since the second", since: start.Add(time.Hour), principals: []string{"app:1", "app:2", "app:3"}},
-		{name: "since between", since: start.Add(90 * time.Minute), principals: []string{"app:2", "app:3"}},
-		{name: "limit", since: start.Add(time.Hour), limit: 1, principals: []string{"app:1"}},
-		{name: "since the future", since: start.Add(24 * time.Hour)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rows, err := f.log.List(ctx, tt.since, tt.limit)
-			if err != nil {
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		f := newFixtureOn(t, backend, start)
+		ctx := context.Background()
+		for i := range 4 {
+			f.clock.Set(start.Add(time.Duration(i) * time.Hour))
+			e := Entry{IP: netip.MustParseAddr("192.0.2.1"), Principal: fmt.Sprintf("app:%d", i), Tool: "dns_lookup", Reason: "probe.forbidden", Reported: i == 3}
+			if err := f.log.Record(ctx, e); err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, r := range rows {
-				got = append(got, r.Principal)
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.principals) {
-				t.Fatalf("principals %q, want %q", got, tt.principals)
-			}
-		})
-	}
-	rows, _ := f.log.List(ctx, start.Add(3*time.Hour), 0)
-	want := Row{ID: rows[0].ID, Time: start.Add(3 * time.Hour), Last: start.Add(3 * time.Hour), Count: 1, Caller: rows[0].Caller, Principal: "app:3", Tool: "dns_lookup", Reason: "probe.forbidden", Reported: true}
-	if len(rows) != 1 || rows[0] != want || len(rows[0].Caller) != 64 {
-		t.Fatalf("row %+v, want %+v", rows[0], want)
-	}
+		}
+		tests := []struct {
+			name       string
+			since      time.Time
+			limit      int
+			principals []string
+		}{
+			{name: "all", principals: []string{"app:0", "app:1", "app:2", "app:3"}},
+			{name: "since the second", since: start.Add(time.Hour), principals: []string{"app:1", "app:2", "app:3"}},
+			{name: "since between", since: start.Add(90 * time.Minute), principals: []string{"app:2", "app:3"}},
+			{name: "limit", since: start.Add(time.Hour), limit: 1, principals: []string{"app:1"}},
+			{name: "since the future", since: start.Add(24 * time.Hour)},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				rows, err := f.log.List(ctx, tt.since, tt.limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, r := range rows {
+					got = append(got, r.Principal)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(tt.principals) {
+					t.Fatalf("principals %q, want %q", got, tt.principals)
+				}
+			})
+		}
+		rows, _ := f.log.List(ctx, start.Add(3*time.Hour), 0)
+		want := Row{ID: rows[0].ID, Time: start.Add(3 * time.Hour), Last: start.Add(3 * time.Hour), Count: 1, Caller: rows[0].Caller, Principal: "app:3", Tool: "dns_lookup", Reason: "probe.forbidden", Reported: true}
+		if len(rows) != 1 || rows[0] != want || len(rows[0].Caller) != 64 {
+			t.Fatalf("row %+v, want %+v", rows[0], want)
+		}
+	})
 }
 
 func TestRecordRefusesInvalidEntries(t *testing.T) {
-	f := newFixture(t, day0)
-	long := strings.Repeat("x", MaxFieldBytes+1)
-	tests := []struct {
-		name  string
-		entry Entry
-		err   error
-	}{
-		{name: "no reason", entry: Entry{Tool: "t"}, err: ErrInvalidEntry},
-		{name: "long reason", entry: Entry{Reason: long}, err: ErrInvalidEntry},
-		{name: "long tool", entry: Entry{Reason: "r", Tool: long}, err: ErrInvalidEntry},
-		{name: "long principal", entry: Entry{Reason: "r", Principal: long}, err: ErrInvalidEntry},
-		{name: "long request id", entry: Entry{Reason: "r", RequestID: long}, err: ErrInvalidEntry},
-		{name: "no address", entry: Entry{Reason: "r"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := f.log.Record(context.Background(), tt.entry); !errors.Is(err, tt.err) {
-				t.Fatalf("Record = %v, want %v", err, tt.err)
-			}
-		})
-	}
-	rows, err := f.log.List(context.Background(), time.Time{}, 0)
-	if err != nil || len(rows) != 1 || rows[0].Caller != "" {
-		t.Fatalf("rows %+v, %v; want one without a caller", rows, err)
-	}
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		f := newFixtureOn(t, backend, day0)
+		long := strings.Repeat("x", MaxFieldBytes+1)
+		tests := []struct {
+			name  string
+			entry Entry
+			err   error
+		}{
+			{name: "no reason", entry: Entry{Tool: "t"}, err: ErrInvalidEntry},
+			{name: "long reason", entry: Entry{Reason: long}, err: ErrInvalidEntry},
+			{name: "long tool", entry: Entry{Reason: "r", Tool: long}, err: ErrInvalidEntry},
+			{name: "long principal", entry: Entry{Reason: "r", Principal: long}, err: ErrInvalidEntry},
+			{name: "long request id", entry: Entry{Reason: "r", RequestID: long}, err: ErrInvalidEntry},
+			{name: "no address", entry: Entry{Reason: "r"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if err := f.log.Record(context.Background(), tt.entry); !errors.Is(err, tt.err) {
+					t.Fatalf("Record = %v, want %v", err, tt.err)
+				}
+			})
+		}
+		rows, err := f.log.List(context.Background(), time.Time{}, 0)
+		if err != nil || len(rows) != 1 || rows[0].Caller != "" {
+			t.Fatalf("rows %+v, %v; want one without a caller", rows, err)
+		}
+	})
 }
 
 func TestCloseStopsEverything(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store/storetest"
 )
 
 // The aggregator (issue 11, finding 9): Record counts in memory, one
@@ -23,8 +23,13 @@ import (
 
 // aggFixture is a Log with a small pending table and a fast writer.
 func aggFixture(t *testing.T, start time.Time, maxPending int) *fixture {
+	return aggFixtureOn(t, storetest.SQLite(t), start, maxPending)
+}
+
+// aggFixtureOn is aggFixture on backend b (storetest.Run).
+func aggFixtureOn(t *testing.T, b storetest.Backend, start time.Time, maxPending int) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "toolhost.db")
+	path := b.Target
 	s, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -102,64 +107,66 @@ func lockFile(t *testing.T, path string) (release func()) {
 }
 
 func TestFloodIsBoundedRows(t *testing.T) {
-	start := time.Date(2026, 11, 30, 12, 0, 10, 0, time.UTC)
-	f := aggFixture(t, start, 0)
-	ctx := context.Background()
-	ips := []netip.Addr{netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("198.51.100.2"), netip.MustParseAddr("2001:db8::1")}
-	reasons := []string{"quota_exceeded", "concurrency"}
-	const perWorker = 1500 // 8 × 1500 events spread evenly over the 6 keys
-	flood := func() {
-		var wg sync.WaitGroup
-		for w := range 8 {
-			wg.Go(func() {
-				for i := range perWorker {
-					j := w*perWorker + i
-					e := Entry{IP: ips[j%len(ips)], Tool: "hash", Reason: reasons[(j/len(ips))%len(reasons)], Reported: true}
-					if err := f.log.Record(ctx, e); err != nil {
-						t.Error(err)
-						return
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		start := time.Date(2026, 11, 30, 12, 0, 10, 0, time.UTC)
+		f := aggFixtureOn(t, backend, start, 0)
+		ctx := context.Background()
+		ips := []netip.Addr{netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("198.51.100.2"), netip.MustParseAddr("2001:db8::1")}
+		reasons := []string{"quota_exceeded", "concurrency"}
+		const perWorker = 1500 // 8 × 1500 events spread evenly over the 6 keys
+		flood := func() {
+			var wg sync.WaitGroup
+			for w := range 8 {
+				wg.Go(func() {
+					for i := range perWorker {
+						j := w*perWorker + i
+						e := Entry{IP: ips[j%len(ips)], Tool: "hash", Reason: reasons[(j/len(ips))%len(reasons)], Reported: true}
+						if err := f.log.Record(ctx, e); err != nil {
+							t.Error(err)
+							return
+						}
 					}
-				}
-			})
+				})
+			}
+			wg.Wait()
 		}
-		wg.Wait()
-	}
-	flood()
-	// Some flushes ran during the flood: the rows of a key add up.
-	if err := f.log.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rows, counts := f.stored(t)
-	if rows != len(ips)*len(reasons) || total(counts) != 8*perWorker {
-		t.Fatalf("%d rows counting %d events, want %d rows counting %d: %v", rows, total(counts), len(ips)*len(reasons), 8*perWorker, counts)
-	}
-	for k, n := range counts {
-		if n != 8*perWorker/int64(len(ips)*len(reasons)) {
-			t.Errorf("row %s counts %d", k, n)
+		flood()
+		// Some flushes ran during the flood: the rows of a key add up.
+		if err := f.log.Flush(ctx); err != nil {
+			t.Fatal(err)
 		}
-	}
-	// The next minute is another bucket: new rows, the old ones unchanged.
-	f.clock.Add(time.Minute)
-	flood()
-	if err := f.log.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rows, counts = f.stored(t)
-	if rows != 2*len(ips)*len(reasons) || total(counts) != 2*8*perWorker {
-		t.Fatalf("after a minute: %d rows counting %d events", rows, total(counts))
-	}
-	listed, err := f.log.List(ctx, time.Time{}, 0)
-	if err != nil || len(listed) != rows {
-		t.Fatalf("List: %d rows, %v", len(listed), err)
-	}
-	for _, r := range listed {
-		if r.Count < 1 || r.Last.Before(r.Time) || len(r.Caller) != 64 {
-			t.Errorf("row %+v", r)
+		rows, counts := f.stored(t)
+		if rows != len(ips)*len(reasons) || total(counts) != 8*perWorker {
+			t.Fatalf("%d rows counting %d events, want %d rows counting %d: %v", rows, total(counts), len(ips)*len(reasons), 8*perWorker, counts)
 		}
-	}
-	if s := f.log.Stats(); s.Dropped != 0 || s.Written != 2*8*perWorker || s.Pending != 0 {
-		t.Errorf("stats %+v", s)
-	}
+		for k, n := range counts {
+			if n != 8*perWorker/int64(len(ips)*len(reasons)) {
+				t.Errorf("row %s counts %d", k, n)
+			}
+		}
+		// The next minute is another bucket: new rows, the old ones unchanged.
+		f.clock.Add(time.Minute)
+		flood()
+		if err := f.log.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rows, counts = f.stored(t)
+		if rows != 2*len(ips)*len(reasons) || total(counts) != 2*8*perWorker {
+			t.Fatalf("after a minute: %d rows counting %d events", rows, total(counts))
+		}
+		listed, err := f.log.List(ctx, time.Time{}, 0)
+		if err != nil || len(listed) != rows {
+			t.Fatalf("List: %d rows, %v", len(listed), err)
+		}
+		for _, r := range listed {
+			if r.Count < 1 || r.Last.Before(r.Time) || len(r.Caller) != 64 {
+				t.Errorf("row %+v", r)
+			}
+		}
+		if s := f.log.Stats(); s.Dropped != 0 || s.Written != 2*8*perWorker || s.Pending != 0 {
+			t.Errorf("stats %+v", s)
+		}
+	})
 }
 
 func TestRecordNeverWaitsForALockedDatabase(t *testing.T) {
@@ -252,23 +259,25 @@ func TestRecordNeverWaitsForALockedDatabase(t *testing.T) {
 }
 
 func TestShutdownFlushes(t *testing.T) {
-	start := time.Date(2026, 11, 30, 12, 0, 10, 0, time.UTC)
-	f := aggFixture(t, start, 0)
-	ctx := context.Background()
-	for i := range 300 {
-		if err := f.log.Record(ctx, Entry{Tool: "hash", Reason: "quota_exceeded", Principal: fmt.Sprint("user:", i%3)}); err != nil {
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		start := time.Date(2026, 11, 30, 12, 0, 10, 0, time.UTC)
+		f := aggFixtureOn(t, backend, start, 0)
+		ctx := context.Background()
+		for i := range 300 {
+			if err := f.log.Record(ctx, Entry{Tool: "hash", Reason: "quota_exceeded", Principal: fmt.Sprint("user:", i%3)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.log.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := f.log.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if rows, counts := f.stored(t); rows != 3 || total(counts) != 300 {
-		t.Fatalf("after Shutdown: %d rows counting %d", rows, total(counts))
-	}
-	if err := f.log.Record(ctx, Entry{Reason: "r"}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Record after Shutdown = %v", err)
-	}
+		if rows, counts := f.stored(t); rows != 3 || total(counts) != 300 {
+			t.Fatalf("after Shutdown: %d rows counting %d", rows, total(counts))
+		}
+		if err := f.log.Record(ctx, Entry{Reason: "r"}); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Record after Shutdown = %v", err)
+		}
+	})
 }
 
 func TestShutdownEndsWithinItsContext(t *testing.T) {
