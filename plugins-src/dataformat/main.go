@@ -26,6 +26,7 @@ func init() {
 		ImplementationVersion: bundled.ImplementationVersion,
 		Services: []guest.Declaration{
 			bundled.Service("yaml_json", "dev", yamlTexts, bundled.Operations("yaml_to_json", "json_to_yaml"), computeYAML),
+			bundled.Service("toml_json", "dev", tomlTexts, bundled.Operations("toml_to_json", "json_to_toml"), computeTOML),
 			bundled.Service("csv_json", "dev", csvTexts, bundled.Operations("csv_to_json", "json_to_csv"), computeCSV),
 			bundled.Service("query_string", "encoding", queryTexts, bundled.Operations("parse", "build"), computeQuery),
 			bundled.Service("xml", "dev", xmlTexts, bundled.Operations("format", "minify"), computeXML),
@@ -42,6 +43,13 @@ var yamlTexts = map[string]guest.Text{
 	"it": {Name: "YAML ⇄ JSON", Description: "Converte YAML in JSON, con ancore e chiavi di unione espanse, o JSON in YAML, mantenendo l'ordine delle chiavi."},
 	"fr": {Name: "YAML ⇄ JSON", Description: "Convertir du YAML en JSON, ancres et clés de fusion développées, ou du JSON en YAML, en gardant l'ordre des clés."},
 	"es": {Name: "YAML ⇄ JSON", Description: "Convierte YAML en JSON, con anclas y claves de fusión expandidas, o JSON en YAML, conservando el orden de las claves."},
+}
+
+var tomlTexts = map[string]guest.Text{
+	"en": {Name: "TOML ⇄ JSON", Description: "Convert a TOML document to JSON, or a JSON object to TOML, keeping the order of keys."},
+	"it": {Name: "TOML ⇄ JSON", Description: "Converte un documento TOML in JSON, o un oggetto JSON in TOML, mantenendo l'ordine delle chiavi."},
+	"fr": {Name: "TOML ⇄ JSON", Description: "Convertir un document TOML en JSON, ou un objet JSON en TOML, en gardant l'ordre des clés."},
+	"es": {Name: "TOML ⇄ JSON", Description: "Convierte un documento TOML en JSON, o un objeto JSON en TOML, conservando el orden de las claves."},
 }
 
 var csvTexts = map[string]guest.Text{

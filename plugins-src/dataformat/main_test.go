@@ -12,7 +12,7 @@ import (
 	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
-var codes = []string{"yaml_json", "csv_json", "query_string", "xml", "json_diff", "json_query"}
+var codes = []string{"yaml_json", "toml_json", "csv_json", "query_string", "xml", "json_diff", "json_query"}
 
 func load(t *testing.T) *bundledtest.Tools {
 	t.Helper()
@@ -36,6 +36,7 @@ func TestDeclaration(t *testing.T) {
 	for code, ops := range map[string][]string{
 		"csv_json":     {"csv_to_json", "json_to_csv"},
 		"yaml_json":    {"yaml_to_json", "json_to_yaml"},
+		"toml_json":    {"toml_to_json", "json_to_toml"},
 		"query_string": {"parse"},
 		"xml":          {"format", "minify"},
 		"json_query":   {"query"},
@@ -74,6 +75,33 @@ func TestYAML(t *testing.T) {
 		}
 	}
 	tools.Refused(t, "yaml_json", `{"operation":"json_to_yaml","text":"1","all_documents":true}`)
+}
+
+func TestTOML(t *testing.T) {
+	tools := load(t)
+	tests := []struct{ name, params, want string }{
+		{"toml_to_json", `{"operation":"toml_to_json","text":"title = \"x\"\n[owner]\nname = \"Zoë\"\ndob = 1979-05-27T07:32:00-08:00\n[[p]]\nn = 1\n[[p]]\nn = 2\n","indent":0}`, `{"title":"x","owner":{"name":"Zoë","dob":"1979-05-27T07:32:00-08:00"},"p":[{"n":1},{"n":2}]}`},
+		{"json_to_toml", `{"operation":"json_to_toml","text":"{\"b\":{\"x\":1},\"a\":[1,2],\"l\":[{\"k\":true}]}"}`, "a = [1, 2]\n\n[b]\nx = 1\n\n[[l]]\nk = true\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tools.Text(t, "toml_json", tt.params); got != tt.want {
+				t.Errorf("text = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	for params, want := range map[string]string{
+		`{"operation":"toml_to_json","text":"a = 1\na = 2\n"}`: "text is not valid TOML: a key or table is defined twice at line 2, column 1 (byte 6)",
+		`{"operation":"toml_to_json","text":"a = 'x\n"}`:       "text is not valid TOML: literal strings cannot have new lines at line 1, column 7 (byte 6)",
+		`{"operation":"toml_to_json","text":"a = nan\n"}`:      "text holds inf or nan, which JSON cannot hold",
+		`{"operation":"json_to_toml","text":"[1]"}`:            "text must be a JSON object: a TOML document is a table",
+		`{"operation":"json_to_toml","text":"{\"a\":null}"}`:   "text cannot be written as TOML: null has no TOML form at line 1, column 6 (byte 5)",
+	} {
+		if got := tools.ToolError(t, "toml_json", params); got != want {
+			t.Errorf("%s: message %q, want %q", params, got, want)
+		}
+	}
+	tools.Refused(t, "toml_json", `{"operation":"json_to_toml","text":"{}","indent":2}`)
 }
 
 func TestCSV(t *testing.T) {
@@ -230,6 +258,18 @@ func TestWASM(t *testing.T) {
 		`{"operation":"yaml_to_json","text":"a: [1\nb: 2"}`,
 	} {
 		tools.Same(t, mod, "yaml_json", params)
+	}
+	var tomlDoc strings.Builder
+	for i := range 1100 {
+		tomlDoc.WriteString(`[[item]]\nid = ` + strconv.Itoa(i) + `\nname = \"Zoë \\\"q\\\"\"\nat = 1979-05-27\ntags = [\"a\", { k = 1.5 }]\n`)
+	}
+	for _, params := range []string{
+		`{"operation":"toml_to_json","text":"` + tomlDoc.String() + `"}`,
+		`{"operation":"json_to_toml","text":"{\"list\":` + big[:len(big)-len(`null]`)] + `{}]}"}`,
+		`{"operation":"toml_to_json","text":"a = 1\n[t]\nb = 2\n[t]\n"}`,
+		`{"operation":"json_to_toml","text":"{\"list\":` + big + `}"}`,
+	} {
+		tools.Same(t, mod, "toml_json", params)
 	}
 }
 

@@ -32,13 +32,16 @@ const (
 
 // Value is one JSON value. Bool holds a boolean; Text holds a string's
 // value (unescaped) or a number's literal as written; Items holds an
-// array's elements and Members an object's members, in order.
+// array's elements and Members an object's members, in order. Offset is
+// where a parsed value starts in its text (its first byte), for faults
+// found after parsing; it is 0 in values built otherwise.
 type Value struct {
 	Kind    Kind
 	Bool    bool
 	Text    string
 	Items   []Value
 	Members []Member
+	Offset  int
 }
 
 // Member is one member of an object.
@@ -92,19 +95,20 @@ func (p *parser) value() (Value, error) {
 }
 
 func (p *parser) from(tok json.Token) (Value, error) {
+	end := int(p.d.InputOffset())
 	switch t := tok.(type) {
 	case nil:
-		return Value{Kind: Null}, nil
+		return Value{Kind: Null, Offset: end - 4}, nil
 	case bool:
-		return Value{Kind: Bool, Bool: t}, nil
+		return Value{Kind: Bool, Bool: t, Offset: end - len(strconv.FormatBool(t))}, nil
 	case json.Number:
-		return Value{Kind: Number, Text: string(t)}, nil
+		return Value{Kind: Number, Text: string(t), Offset: end - len(t)}, nil
 	case string:
-		return Value{Kind: String, Text: t}, nil
+		return Value{Kind: String, Text: t, Offset: keyStart(p.text, end)}, nil
 	case json.Delim:
 		switch t {
 		case '[':
-			v := Value{Kind: Array, Items: []Value{}}
+			v := Value{Kind: Array, Items: []Value{}, Offset: end - 1}
 			for p.d.More() {
 				item, err := p.value()
 				if err != nil {
@@ -115,7 +119,7 @@ func (p *parser) from(tok json.Token) (Value, error) {
 			_, err := p.d.Token()
 			return v, p.internal(err)
 		case '{':
-			v := Value{Kind: Object, Members: []Member{}}
+			v := Value{Kind: Object, Members: []Member{}, Offset: end - 1}
 			seen := map[string]bool{}
 			for p.d.More() {
 				k, err := p.d.Token()

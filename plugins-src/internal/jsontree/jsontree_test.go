@@ -73,3 +73,20 @@ func TestAny(t *testing.T) {
 		t.Errorf("Any = %#v", m)
 	}
 }
+
+func TestOffsets(t *testing.T) {
+	text := `{"a": [null, true, -1.5e3, "x\"y"], "b": {}}`
+	v, err := Parse(text, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := v.Members[0].Value
+	got := []int{v.Offset, a.Offset, a.Items[0].Offset, a.Items[1].Offset, a.Items[2].Offset, a.Items[3].Offset, v.Members[1].Value.Offset}
+	want := []int{0, 6, 7, 13, 19, 27, 41}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("offsets %v, want %v", got, want)
+			break
+		}
+	}
+}
