@@ -52,6 +52,7 @@ func runServe(args []string, stderr io.Writer) error {
 	corsOrigins := o.Origins("cors-origin")
 	rescueAfter := o.Duration("job-rescue-after")
 	jobLease := o.Duration("job-lease")
+	filesDir := o.String("files-dir")
 	redisURL := o.String("redis")
 	rest, err := o.parse(args, false)
 	if err != nil {
@@ -122,7 +123,7 @@ func runServe(args []string, stderr io.Writer) error {
 		Deprecation: deprecation, SessionCookie: *sessionCookie, CORSOrigins: corsOrigins.list,
 		MetricsElsewhere: *metricsAddr != "",
 		Store:            data.store,
-		Jobs:             server.JobsConfig{RescueAfter: *rescueAfter, LeaseTTL: *jobLease},
+		Jobs:             server.JobsConfig{RescueAfter: *rescueAfter, LeaseTTL: *jobLease, FilesDir: *filesDir},
 		Redis:            *redisURL,
 		Loading:          server.LoadingConfig{Background: true},
 	})

@@ -61,9 +61,14 @@ type Config struct {
 	// Store is the database; its tables come from the store's migrations
 	// and River's. Required. Close does not close it.
 	Store *store.Store
-	// DataDir is the data directory; job files live under DataDir/jobs.
-	// Required.
+	// DataDir is the data directory; job files live under DataDir/jobs
+	// unless FilesDir says otherwise. Required.
 	DataDir string
+	// FilesDir is the folder of the job files when not empty. Replicas on
+	// a PostgreSQL store share one, a volume they all mount, so that a job
+	// submitted to one is read from another (docs/scale-out.md); on a
+	// SQLite store it is locked to one process, as DataDir/jobs is.
+	FilesDir string
 	// Handlers maps job types ([a-z][a-z0-9_-]*, at most 64 bytes, the
 	// pattern of tools.job@1) to their handlers, fixed at Open. Set it or
 	// Resolve, not both.
@@ -230,14 +235,25 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		s.key = make([]byte, minSigningKeyBytes)
 		rand.Read(s.key)
 	}
+	if cfg.FilesDir != "" {
+		if s.root, err = filepath.Abs(cfg.FilesDir); err != nil {
+			return nil, fmt.Errorf("resolving the files directory: %w", err)
+		}
+	}
 	if err := os.MkdirAll(s.root, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the jobs directory: %w", err)
 	}
-	unlock, err := lockDir(s.root)
-	if err != nil {
-		return nil, err
+	// One process owns the files of a SQLite store; the replicas of a
+	// PostgreSQL store share theirs, each job's folder written by the
+	// replica that took it.
+	s.unlock = func() {}
+	if !s.replicated {
+		unlock, err := lockDir(s.root)
+		if err != nil {
+			return nil, err
+		}
+		s.unlock = unlock
 	}
-	s.unlock = unlock
 	s.storage = newStorageWatch(s.root, cfg.Store.Path(), cfg.MinFreeBytes)
 	s.checkStorage(false)
 	if err := s.start(ctx); err != nil {

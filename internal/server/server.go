@@ -209,6 +209,10 @@ type JobsConfig struct {
 	// on a PostgreSQL store (jobs.Config; docs/store.md); zero takes the
 	// defaults.
 	RescueAfter, LeaseTTL time.Duration
+	// FilesDir is the job files' folder (jobs.Config.FilesDir, serve
+	// --files-dir): a volume the replicas of a PostgreSQL store share;
+	// DataDir/jobs when empty.
+	FilesDir string
 	// WriteTimeout replaces the HTTP server's write timeout (the
 	// platform's client deadline) when positive; tests shorten it to
 	// show that an event stream outlives it.
@@ -367,7 +371,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		FileTTL: cfg.Jobs.FileTTL, PollInterval: cfg.Jobs.PollInterval, MaxWorkers: cfg.Jobs.MaxWorkers,
 		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
 		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
-		RescueAfter: cfg.Jobs.RescueAfter, LeaseTTL: cfg.Jobs.LeaseTTL,
+		RescueAfter: cfg.Jobs.RescueAfter, LeaseTTL: cfg.Jobs.LeaseTTL, FilesDir: cfg.Jobs.FilesDir,
 	}); err != nil {
 		return nil, err
 	}
