@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/store/storetest"
 )
 
 // testClock is a settable clock for Accounts.now.
@@ -33,8 +34,13 @@ func (c *testClock) add(d time.Duration) {
 
 // cachedAccounts are Accounts with a cache of ttl over a new database.
 func cachedAccounts(t *testing.T, ttl time.Duration) (*Accounts, *store.Store, *testClock) {
+	return cachedAccountsOn(t, storetest.SQLite(t), ttl)
+}
+
+// cachedAccountsOn is cachedAccounts on backend b (storetest.Run).
+func cachedAccountsOn(t *testing.T, b storetest.Backend, ttl time.Duration) (*Accounts, *store.Store, *testClock) {
 	t.Helper()
-	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "toolhost.db"))
+	s, err := store.Open(context.Background(), b.Target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,71 +55,75 @@ func cachedAccounts(t *testing.T, ttl time.Duration) (*Accounts, *store.Store, *
 // behind the Accounts' back (another process revoking it) stops working
 // once the TTL is over, and a disable through these Accounts at once.
 func TestCacheTTLAndRevocation(t *testing.T) {
-	ctx := context.Background()
-	a, s, clock := cachedAccounts(t, 10*time.Second)
-	gone, err := a.CreateUserToken(ctx, "alice", []string{CapabilityNetProbe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, err := a.CreateToken(ctx, "bob")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := a.Authenticate(ctx, gone)
-	if err != nil || !p.Has(CapabilityNetProbe) {
-		t.Fatalf("Authenticate = %+v, %v", p, err)
-	}
-	p.Capabilities[0] = "changed" // a caller's copy, not the cache's
-	if _, err := a.Authenticate(ctx, kept); err != nil {
-		t.Fatal(err)
-	}
-	// Another process deletes alice's token.
-	if _, err := s.DB().Exec(`DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE name = 'alice')`); err != nil {
-		t.Fatal(err)
-	}
-	clock.add(9 * time.Second)
-	if p, err := a.Authenticate(ctx, gone); err != nil || !p.Has(CapabilityNetProbe) {
-		t.Fatalf("within the TTL: %+v, %v", p, err)
-	}
-	clock.add(2 * time.Second)
-	if _, err := a.Authenticate(ctx, gone); !errors.Is(err, ErrInvalidToken) {
-		t.Fatalf("past the TTL: %v, want ErrInvalidToken", err)
-	}
-	// A disable through these Accounts holds at once.
-	if _, err := a.Authenticate(ctx, kept); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.DisableUser(ctx, "bob"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Authenticate(ctx, kept); !errors.Is(err, ErrDisabled) {
-		t.Fatalf("after DisableUser: %v, want ErrDisabled", err)
-	}
-	// Failures are not cached: enabling works at once too.
-	if err := a.EnableUser(ctx, "bob"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Authenticate(ctx, kept); err != nil {
-		t.Fatalf("after EnableUser: %v", err)
-	}
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		ctx := context.Background()
+		a, s, clock := cachedAccountsOn(t, backend, 10*time.Second)
+		gone, err := a.CreateUserToken(ctx, "alice", []string{CapabilityNetProbe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, err := a.CreateToken(ctx, "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := a.Authenticate(ctx, gone)
+		if err != nil || !p.Has(CapabilityNetProbe) {
+			t.Fatalf("Authenticate = %+v, %v", p, err)
+		}
+		p.Capabilities[0] = "changed" // a caller's copy, not the cache's
+		if _, err := a.Authenticate(ctx, kept); err != nil {
+			t.Fatal(err)
+		}
+		// Another process deletes alice's token.
+		if _, err := s.DB().Exec(`DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE name = 'alice')`); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(9 * time.Second)
+		if p, err := a.Authenticate(ctx, gone); err != nil || !p.Has(CapabilityNetProbe) {
+			t.Fatalf("within the TTL: %+v, %v", p, err)
+		}
+		clock.add(2 * time.Second)
+		if _, err := a.Authenticate(ctx, gone); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("past the TTL: %v, want ErrInvalidToken", err)
+		}
+		// A disable through these Accounts holds at once.
+		if _, err := a.Authenticate(ctx, kept); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.DisableUser(ctx, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Authenticate(ctx, kept); !errors.Is(err, ErrDisabled) {
+			t.Fatalf("after DisableUser: %v, want ErrDisabled", err)
+		}
+		// Failures are not cached: enabling works at once too.
+		if err := a.EnableUser(ctx, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Authenticate(ctx, kept); err != nil {
+			t.Fatalf("after EnableUser: %v", err)
+		}
+	})
 }
 
 // A cached session never outlives the session.
 func TestCacheSessionExpiry(t *testing.T) {
-	ctx := context.Background()
-	a, _, clock := cachedAccounts(t, time.Hour)
-	v, expires, err := a.CreateSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock.add(SessionTTL - time.Minute)
-	if _, err := a.Session(ctx, v); err != nil {
-		t.Fatal(err)
-	}
-	clock.add(2 * time.Minute) // past the expiry, within the cache's hour
-	if _, err := a.Session(ctx, v); !errors.Is(err, ErrInvalidSession) {
-		t.Fatalf("a session past %v answered from the cache: %v", expires, err)
-	}
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		ctx := context.Background()
+		a, _, clock := cachedAccountsOn(t, backend, time.Hour)
+		v, expires, err := a.CreateSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.add(SessionTTL - time.Minute)
+		if _, err := a.Session(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(2 * time.Minute) // past the expiry, within the cache's hour
+		if _, err := a.Session(ctx, v); !errors.Is(err, ErrInvalidSession) {
+			t.Fatalf("a session past %v answered from the cache: %v", expires, err)
+		}
+	})
 }
 
 // While another connection holds the database's write lock, a cached
@@ -180,85 +190,89 @@ func waitRefreshes(t *testing.T, a *Accounts) {
 // token gone takes it out before its TTL is over. TestRefreshStatements
 // (build tag toolhost_count) shows the statements are the refresh's.
 func TestCacheRefreshesInTheBackground(t *testing.T) {
-	ctx := context.Background()
-	a, s, clock := cachedAccounts(t, 10*time.Second)
-	tok, err := a.CreateToken(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Authenticate(ctx, tok); err != nil { // the one lookup on a request
-		t.Fatal(err)
-	}
-	lastUsed := func() string {
-		t.Helper()
-		var v string
-		if err := s.ReadDB().QueryRow(`SELECT last_used_at FROM tokens`).Scan(&v); err != nil {
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		ctx := context.Background()
+		a, s, clock := cachedAccountsOn(t, backend, 10*time.Second)
+		tok, err := a.CreateToken(ctx, "alice")
+		if err != nil {
 			t.Fatal(err)
 		}
-		return v
-	}
-	first := lastUsed()
-	for i := range 20 {
+		if _, err := a.Authenticate(ctx, tok); err != nil { // the one lookup on a request
+			t.Fatal(err)
+		}
+		lastUsed := func() string {
+			t.Helper()
+			var v string
+			if err := s.ReadDB().QueryRow(`SELECT last_used_at FROM tokens`).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		first := lastUsed()
+		for i := range 20 {
+			clock.add(6 * time.Second)
+			p, err := a.Authenticate(ctx, tok)
+			if err != nil || p.UserName != "alice" {
+				t.Fatalf("use %d at +%ds: %+v, %v", i, 6*(i+1), p, err)
+			}
+			waitRefreshes(t, a)
+			a.cache.mu.Lock()
+			e := a.cache.m["t"+hashToken(tok)]
+			a.cache.mu.Unlock()
+			if e == nil || !e.until.Equal(clock.now().Add(10*time.Second)) || e.refreshing {
+				t.Fatalf("use %d: the entry was not refreshed: %+v", i, e)
+			}
+		}
+		if got := lastUsed(); got == first {
+			t.Errorf("last_used_at stayed %s over two minutes of use", got)
+		}
+		// Another process deletes the token: the next use still answers from
+		// memory (within the TTL), and its refresh takes the entry out, so the
+		// use after that, still within the TTL, is refused.
+		if _, err := s.DB().Exec(`DELETE FROM tokens`); err != nil {
+			t.Fatal(err)
+		}
 		clock.add(6 * time.Second)
-		p, err := a.Authenticate(ctx, tok)
-		if err != nil || p.UserName != "alice" {
-			t.Fatalf("use %d at +%ds: %+v, %v", i, 6*(i+1), p, err)
+		if _, err := a.Authenticate(ctx, tok); err != nil {
+			t.Fatalf("within the TTL: %v", err)
 		}
 		waitRefreshes(t, a)
-		a.cache.mu.Lock()
-		e := a.cache.m["t"+hashToken(tok)]
-		a.cache.mu.Unlock()
-		if e == nil || !e.until.Equal(clock.now().Add(10*time.Second)) || e.refreshing {
-			t.Fatalf("use %d: the entry was not refreshed: %+v", i, e)
+		clock.add(time.Second)
+		if _, err := a.Authenticate(ctx, tok); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("after the refresh found it gone: %v, want ErrInvalidToken", err)
 		}
-	}
-	if got := lastUsed(); got == first {
-		t.Errorf("last_used_at stayed %s over two minutes of use", got)
-	}
-	// Another process deletes the token: the next use still answers from
-	// memory (within the TTL), and its refresh takes the entry out, so the
-	// use after that, still within the TTL, is refused.
-	if _, err := s.DB().Exec(`DELETE FROM tokens`); err != nil {
-		t.Fatal(err)
-	}
-	clock.add(6 * time.Second)
-	if _, err := a.Authenticate(ctx, tok); err != nil {
-		t.Fatalf("within the TTL: %v", err)
-	}
-	waitRefreshes(t, a)
-	clock.add(time.Second)
-	if _, err := a.Authenticate(ctx, tok); !errors.Is(err, ErrInvalidToken) {
-		t.Fatalf("after the refresh found it gone: %v, want ErrInvalidToken", err)
-	}
+	})
 }
 
 // A cached session is refreshed the same way, and a refresh never makes it
 // outlive the session.
 func TestCacheRefreshesSessions(t *testing.T) {
-	ctx := context.Background()
-	a, _, clock := cachedAccounts(t, 10*time.Second)
-	v, _, err := a.CreateSession(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Session(ctx, v); err != nil {
-		t.Fatal(err)
-	}
-	clock.add(6 * time.Second)
-	if _, err := a.Session(ctx, v); err != nil {
-		t.Fatal(err)
-	}
-	waitRefreshes(t, a)
-	a.cache.mu.Lock()
-	e := a.cache.m["s"+hashToken(v)]
-	a.cache.mu.Unlock()
-	if e == nil || !e.refreshAt.Equal(clock.now().Add(5*time.Second)) {
-		t.Fatalf("the session's entry was not refreshed: %+v", e)
-	}
-	clock.add(SessionTTL)
-	if _, err := a.Session(ctx, v); !errors.Is(err, ErrInvalidSession) {
-		t.Fatalf("past its expiry: %v", err)
-	}
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		ctx := context.Background()
+		a, _, clock := cachedAccountsOn(t, backend, 10*time.Second)
+		v, _, err := a.CreateSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Session(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(6 * time.Second)
+		if _, err := a.Session(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		waitRefreshes(t, a)
+		a.cache.mu.Lock()
+		e := a.cache.m["s"+hashToken(v)]
+		a.cache.mu.Unlock()
+		if e == nil || !e.refreshAt.Equal(clock.now().Add(5*time.Second)) {
+			t.Fatalf("the session's entry was not refreshed: %+v", e)
+		}
+		clock.add(SessionTTL)
+		if _, err := a.Session(ctx, v); !errors.Is(err, ErrInvalidSession) {
+			t.Fatalf("past its expiry: %v", err)
+		}
+	})
 }
 
 // A full cache drops its expired entries, then an eighth at random: a new
@@ -350,37 +364,39 @@ func TestCacheIgnoresLookupsFromBeforeAClear(t *testing.T) {
 // RevokeToken ends one token at once in this process, cached or not, and
 // leaves the account's other tokens alone.
 func TestRevokeToken(t *testing.T) {
-	ctx := context.Background()
-	a, s, _ := cachedAccounts(t, time.Hour)
-	gone, err := a.CreateUserToken(ctx, "alice", []string{CapabilityNetProbe})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, err := a.CreateToken(ctx, "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tok := range []string{gone, kept} {
-		if _, err := a.Authenticate(ctx, tok); err != nil {
+	storetest.Run(t, func(t *testing.T, backend storetest.Backend) {
+		ctx := context.Background()
+		a, s, _ := cachedAccountsOn(t, backend, time.Hour)
+		gone, err := a.CreateUserToken(ctx, "alice", []string{CapabilityNetProbe})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := a.RevokeToken(ctx, gone); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Authenticate(ctx, gone); !errors.Is(err, ErrInvalidToken) {
-		t.Fatalf("a revoked token within the cache's hour: %v, want ErrInvalidToken", err)
-	}
-	if _, err := a.Authenticate(ctx, kept); err != nil {
-		t.Fatalf("the account's other token: %v", err)
-	}
-	var grants int
-	if err := s.ReadDB().QueryRow(`SELECT count(*) FROM token_capabilities`).Scan(&grants); err != nil || grants != 0 {
-		t.Fatalf("%d capability grants left, %v", grants, err)
-	}
-	for name, tok := range map[string]string{"revoked again": gone, "malformed": "th_x", "unknown": TokenPrefix + strings.Repeat("A", 43)} {
-		if err := a.RevokeToken(ctx, tok); !errors.Is(err, ErrInvalidToken) {
-			t.Errorf("%s: %v, want ErrInvalidToken", name, err)
+		kept, err := a.CreateToken(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		for _, tok := range []string{gone, kept} {
+			if _, err := a.Authenticate(ctx, tok); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.RevokeToken(ctx, gone); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Authenticate(ctx, gone); !errors.Is(err, ErrInvalidToken) {
+			t.Fatalf("a revoked token within the cache's hour: %v, want ErrInvalidToken", err)
+		}
+		if _, err := a.Authenticate(ctx, kept); err != nil {
+			t.Fatalf("the account's other token: %v", err)
+		}
+		var grants int
+		if err := s.ReadDB().QueryRow(`SELECT count(*) FROM token_capabilities`).Scan(&grants); err != nil || grants != 0 {
+			t.Fatalf("%d capability grants left, %v", grants, err)
+		}
+		for name, tok := range map[string]string{"revoked again": gone, "malformed": "th_x", "unknown": TokenPrefix + strings.Repeat("A", 43)} {
+			if err := a.RevokeToken(ctx, tok); !errors.Is(err, ErrInvalidToken) {
+				t.Errorf("%s: %v, want ErrInvalidToken", name, err)
+			}
+		}
+	})
 }
