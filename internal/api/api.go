@@ -99,6 +99,10 @@ type Config struct {
 	// comment when nothing else was sent; zero is DefaultEventsHeartbeat
 	// (15 s). Tests shorten it.
 	EventsHeartbeat time.Duration
+	// Hub is the web app served at / (internal/hub): its Routes are
+	// registered for GET after the API's own, skipping any the API serves,
+	// so the API's routes always win; nil serves no hub.
+	Hub Hub
 	// ReadBudget is the request budget of the catalogue and diagnostics
 	// routes; zero is DefaultReadBudget (seed 000's 20 s, read.go).
 	ReadBudget time.Duration
@@ -176,6 +180,7 @@ func New(cfg Config) *Server {
 	s.registerJobs()
 	s.registerLegacy()
 	s.registerSignIn()
+	s.registerHub()
 	return s
 }
 

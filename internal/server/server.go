@@ -36,6 +36,7 @@ import (
 	"github.com/toolhost/toolhost/internal/engines/netprobe"
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/hub"
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/internal/native"
@@ -125,6 +126,10 @@ type Config struct {
 	// SessionCookie names the browser session cookie the server reads and
 	// issues; auth.SessionCookie (ADR-027's ov_tools_jobs) when empty.
 	SessionCookie string
+	// HubFS holds the hub's built web app (index.html, assets/) served at
+	// / (internal/hub, docs/hub.md); nil serves the dist embedded in the
+	// binary, which answers 503 hub.not_built when built without Node.
+	HubFS fs.FS
 	// Redis is the redis:// URL of what replicas share exactly (serve
 	// --redis, docs/scale-out.md): the guard's quotas, throttles and
 	// semaphores and the abuse log's daily salt, and a /readyz check.
@@ -375,7 +380,16 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	var hubOpts []hub.Option
+	if cfg.HubFS != nil {
+		hubOpts = append(hubOpts, hub.WithFS(cfg.HubFS))
+	}
+	webApp, err := hub.New(hubOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the hub: %w", err)
+	}
 	s.api = api.New(api.Config{
+		Hub:      webApp,
 		Run:      s.run,
 		Metrics:  s.metrics,
 		Jobs:     s.jobs,
