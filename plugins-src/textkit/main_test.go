@@ -250,7 +250,8 @@ func TestWASM(t *testing.T) {
 		oldLines.WriteString("a" + strconv.Itoa(i) + `\n`)
 		newLines.WriteString("b" + strconv.Itoa(i) + `\n`)
 	}
-	long := strings.Repeat(`Héllo wörld  \t 12 Привет 中文 😀\r\n  \nzeta 3\n`, 1500) // JSON escapes
+	unit := `Héllo wörld  \t 12 Привет 中文 😀\r\n  \nzeta 3\n` // JSON escapes
+	long, half := strings.Repeat(unit, 1500), strings.Repeat(unit, 700)
 	for _, item := range []struct{ code, params string }{
 		{"text_stats", `{"operation":"count","text":"` + long + `"}`},
 		{"text_stats", `{"operation":"count","text":"é😀\n"}`},
@@ -281,7 +282,7 @@ func TestWASM(t *testing.T) {
 		{"lorem_ipsum", `{"operation":"generate","unit":"paragraphs","count":100,"seed":9007199254740991}`},
 		{"lorem_ipsum", `{"operation":"generate","unit":"words","count":10000,"classic":false}`},
 		{"lorem_ipsum", `{"operation":"generate","unit":"sentences","count":1001}`},
-		{"line_diff", `{"operation":"unified","old":"` + long[:40000] + `","new":"` + strings.ReplaceAll(long[:40000], "zeta", "eta") + `"}`},
+		{"line_diff", `{"operation":"unified","old":"` + half + `","new":"` + strings.ReplaceAll(half, "zeta", "eta") + `"}`},
 		{"line_diff", `{"operation":"unified","old":"` + oldLines.String() + `","new":"` + newLines.String() + `"}`},
 		{"line_diff", `{"operation":"unified","old":"a\nb","new":"a\nc\n","context":0,"old_label":"a/x.txt","new_label":"b/x.txt"}`},
 		{"regex", `{"operation":"test","pattern":"(?i)привет|\\d+","text":"` + long + `"}`},
