@@ -22,8 +22,20 @@ import (
 )
 
 // crashChildEnv names the data directory a re-run of the test binary works
-// in as the process that crashes.
-const crashChildEnv = "TOOLHOST_JOBS_CRASH_CHILD"
+// in as the process that crashes; crashStoreEnv, when set, the store it
+// opens (a PostgreSQL URL: a replica that dies), else the directory's
+// SQLite file.
+const (
+	crashChildEnv = "TOOLHOST_JOBS_CRASH_CHILD"
+	crashStoreEnv = "TOOLHOST_JOBS_CRASH_STORE"
+)
+
+// Fast rescue settings for the replica tests: River hands out a dead
+// replica's ticket after replicaRescue, a lease lasts replicaLease.
+const (
+	replicaRescue = 3 * time.Second
+	replicaLease  = time.Second
+)
 
 // crashChild is the process that dies: it opens the jobs subsystem on dir
 // with two workers, starts two jobs that block (one of a Retryable type),
@@ -34,14 +46,19 @@ func crashChild(dir string) {
 		os.Exit(2)
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(dir, "toolhost.db"))
+	target := os.Getenv(crashStoreEnv)
+	if target == "" {
+		target = filepath.Join(dir, "toolhost.db")
+	}
+	st, err := store.Open(ctx, target)
 	if err != nil {
 		fail(err)
 	}
 	block := newBlocker()
 	svc, err := jobs.Open(ctx, jobs.Config{
 		Store: st, DataDir: dir, MaxWorkers: 2, PollInterval: 50 * time.Millisecond,
-		Handlers: map[string]jobs.Handler{"hold": block.handler(false), "hold_retry": block.handler(true), "pdf": stamp()},
+		Handlers:    map[string]jobs.Handler{"hold": block.handler(false), "hold_retry": block.handler(true), "pdf": stamp()},
+		RescueAfter: replicaRescue, LeaseTTL: replicaLease, // used on PostgreSQL only
 	})
 	if err != nil {
 		fail(err)
@@ -76,35 +93,7 @@ func crashChild(dir string) {
 // the queued one: nothing is lost.
 func TestRestartAfterCrash(t *testing.T) {
 	e := newEnv(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+e.dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		lines <- line
-	}()
-	var line string
-	select {
-	case line = <-lines:
-	case <-time.After(waitFor):
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	cmd.Wait()
-	ids := strings.Fields(line)
-	if len(ids) != 3 {
-		t.Fatalf("the child printed %q; stderr:\n%s", line, stderr.String())
-	}
+	ids := crash(t, e, "")
 	crashed, retried, queued := ids[0], ids[1], ids[2]
 
 	reran := make(chan string, 4)
@@ -135,6 +124,85 @@ func TestRestartAfterCrash(t *testing.T) {
 		t.Fatalf("the non-retryable crashed job %s ran again", id)
 	default:
 	}
+}
+
+// A replica that dies on a shared PostgreSQL store: a child process
+// running two jobs, with a third queued, is killed with SIGKILL, and
+// another replica (this process, on the same store and files folder,
+// never restarting the dead one) settles every job through River's
+// rescuer and the jobs' leases: the running one fails with
+// worker_crashed, the Retryable one runs again, the queued one runs.
+// None is lost or left running.
+func TestReplicaDiesOnPostgres(t *testing.T) {
+	e := newEnvOn(t, storetest.Postgres(t))
+	ids := crash(t, e, e.db)
+	crashed, retried, queued := ids[0], ids[1], ids[2]
+
+	reran := make(chan string, 4)
+	svc := e.open(t, map[string]jobs.Handler{
+		"hold": {Run: func(ctx context.Context, run *jobs.Run) (json.RawMessage, error) {
+			reran <- run.JobID
+			return nil, nil
+		}},
+		"hold_retry": quick(),
+		"pdf":        stamp(),
+	}, func(c *jobs.Config) { c.RescueAfter, c.LeaseTTL = replicaRescue, replicaLease })
+
+	got := waitState(t, svc, queued, alice, jobs.Succeeded)
+	if got.Attempts != 1 {
+		t.Fatalf("the queued job: %+v", got)
+	}
+	readFile(t, svc, queued, "stamped-doc.pdf", alice)
+	got = waitState(t, svc, crashed, alice, jobs.Failed)
+	if got.Error == nil || got.Error.Code != toolerr.WorkerCrashed || got.Attempts != 1 {
+		t.Fatalf("the crashed job: %+v (error %+v)", got, got.Error)
+	}
+	got = waitState(t, svc, retried, alice, jobs.Succeeded)
+	if got.Attempts != 2 || string(got.Result) != `{"ok":true}` {
+		t.Fatalf("the retryable crashed job: %+v", got)
+	}
+	select {
+	case id := <-reran:
+		t.Fatalf("the non-retryable crashed job %s ran again", id)
+	default:
+	}
+}
+
+// crash runs crashChild on e (and on the store target, when not "") and
+// kills it with SIGKILL once it has started its jobs; it returns the ids
+// it printed: the job of type hold, the one of hold_retry, the queued pdf.
+func crash(t *testing.T, e *env, target string) []string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+e.dir, crashStoreEnv+"="+target)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		lines <- line
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(waitFor):
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	ids := strings.Fields(line)
+	if len(ids) != 3 {
+		t.Fatalf("the child printed %q; stderr:\n%s", line, stderr.String())
+	}
+	return ids
 }
 
 // Close with running handlers cancels them once its context ends: a

@@ -281,10 +281,11 @@ func (s *Service) start(ctx context.Context) error {
 			// Handlers have their own deadlines (the executor's); River's
 			// default one-minute timeout would cut long jobs short.
 			JobTimeout: -1,
-			// On SQLite, Open recovers the tickets of a dead process at
-			// once (recoverJobs) and the rescuer only tidies their River
-			// rows; on PostgreSQL the rescuer is how another replica
-			// gets the tickets of one that died (Config.RescueAfter).
+			// On SQLite, Open recovers the jobs of a dead process at
+			// once (recoverJobs) and the rescuer leaves tickets alone
+			// (worker.Timeout is -1); on PostgreSQL the rescuer is how
+			// another replica gets the tickets of one that died
+			// (Config.RescueAfter, the worker's Timeout too).
 			RescueStuckJobsAfter: s.cfg.RescueAfter,
 		}
 	}
@@ -422,6 +423,14 @@ func (s *Service) Close(ctx context.Context) error {
 		if s.tickets != nil {
 			s.stopping.Store(true)
 			if err := s.tickets.Stop(ctx); err != nil {
+				// River's StopAndCancel cancels the runs' contexts, but a
+				// run past River's timeout (a replica's long job) no
+				// longer follows River's: cancel them here too.
+				s.mu.Lock()
+				for _, e := range s.running {
+					e.cancel(err)
+				}
+				s.mu.Unlock()
 				hard, cancel := context.WithTimeout(context.Background(), s.cfg.StopGrace)
 				if err := s.tickets.StopAndCancel(hard); err != nil {
 					s.closeErr = fmt.Errorf("stopping River: handlers still running after the grace period: %w", err)

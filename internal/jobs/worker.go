@@ -29,7 +29,35 @@ type worker struct {
 }
 
 func (w *worker) Work(ctx context.Context, rj *river.Job[ticketArgs]) error {
+	// River's timeout (Timeout) is when its rescuer may hand the ticket
+	// out again, not a limit of the run: handlers have their own
+	// deadlines. The run keeps River's cancellations, not its deadline.
+	ctx, stop := withoutDeadline(ctx)
+	defer stop()
 	return w.s.work(ctx, rj.ID, rj.Args.JobID)
+}
+
+// Timeout is River's timeout of a ticket, which its rescuer reads: on a
+// replica (PostgreSQL) Config.RescueAfter, so that a ticket left running by
+// a replica that died is handed out again; on SQLite none (-1), since
+// Open settles a dead process's jobs itself.
+func (w *worker) Timeout(*river.Job[ticketArgs]) time.Duration {
+	if w.s.replicated {
+		return w.s.cfg.RescueAfter
+	}
+	return -1
+}
+
+// withoutDeadline is a context with parent's values that ends when
+// parent is cancelled, but not when parent's deadline passes.
+func withoutDeadline(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	unhook := context.AfterFunc(parent, func() {
+		if !errors.Is(parent.Err(), context.DeadlineExceeded) {
+			cancel(context.Cause(parent))
+		}
+	})
+	return ctx, func() { unhook(); cancel(nil) }
 }
 
 // runEntry is a job this process is running.
