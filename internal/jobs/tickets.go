@@ -41,7 +41,7 @@ type tickets interface {
 func openTickets(ctx context.Context, st *store.Store, config func(log *slog.Logger) *river.Config, log *slog.Logger) (tickets, error) {
 	if st.Dialect() == store.Postgres {
 		driver := riverpgxv5.New(st.Pool())
-		if err := migrateRiver(ctx, driver, log); err != nil {
+		if err := underLock(ctx, st, riverMigrationLock, func() error { return migrateRiver(ctx, driver, log) }); err != nil {
 			return nil, err
 		}
 		c, err := river.NewClient(driver, config(log))
@@ -59,6 +59,27 @@ func openTickets(ctx context.Context, st *store.Store, config func(log *slog.Log
 		return nil, err
 	}
 	return sqliteTickets{c}, nil
+}
+
+// riverMigrationLock is the pg_advisory_lock key under which a replica
+// applies River's migrations: replicas starting together against a new
+// database would otherwise create River's types twice and one would fail
+// (rivermigrate takes no lock of its own).
+const riverMigrationLock = 0x72697665726d6967 // "rivermig"
+
+// underLock runs fn while this process holds the advisory lock key on a
+// connection of the store's pool.
+func underLock(ctx context.Context, st *store.Store, key int64, fn func() error) error {
+	conn, err := st.Pool().Acquire(ctx)
+	if err != nil {
+		return errMigrateRiver{err}
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
+		return errMigrateRiver{err}
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key)
+	return fn()
 }
 
 // errMigrateRiver marks a failure of River's own migrations.
