@@ -235,6 +235,10 @@ func TestRegex(t *testing.T) {
 	if got := tools.ToolError(t, "regex", `{"operation":"extract","pattern":"(.+)","text":"`+strings.Repeat("x", 130000)+`"}`); got != errTooLarge.Error() {
 		t.Errorf("large extract: %q", got)
 	}
+	// 100,000 matches of 4 KiB each would be 400 MB.
+	if got := tools.ToolError(t, "regex", `{"operation":"replace","pattern":"x","text":"`+strings.Repeat("x", 100000)+`","replacement":"`+strings.Repeat("$0", 2048)+`"}`); got != errTooLarge.Error() {
+		t.Errorf("growing replace: %q", got)
+	}
 	tools.Refused(t, "regex", `{"operation":"replace","pattern":"a","text":"a"}`)
 	tools.Refused(t, "regex", `{"operation":"test","pattern":"a","text":"a","limit":5}`)
 	tools.Refused(t, "regex", `{"operation":"extract","pattern":"a","text":"a","limit":1001}`)
@@ -289,6 +293,7 @@ func TestWASM(t *testing.T) {
 		{"regex", `{"operation":"replace","pattern":"(\\p{L}+) (\\p{L}+)","replacement":"${2}_$1","text":"` + long + `"}`},
 		{"regex", `{"operation":"extract","pattern":"(\\d)(x)?","limit":1000,"text":"` + long + `"}`},
 		{"regex", `{"operation":"test","pattern":"a(?=b)","text":"ab"}`},
+		{"regex", `{"operation":"replace","pattern":"x","text":"` + strings.Repeat("x", 100000) + `","replacement":"` + strings.Repeat("$0", 2048) + `"}`},
 	} {
 		tools.Same(t, mod, item.code, item.params)
 	}

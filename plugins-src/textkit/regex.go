@@ -57,9 +57,11 @@ func computeRegex(ctx *guest.Context, in regexInput) (regexOutput, error) {
 		ok, n := retext.Test(re, in.Text)
 		return regexOutput{Matched: ok, Count: n}, nil
 	case "replace":
-		out, n := retext.Replace(re, in.Text, in.Replacement, bundled.Bool(in.Literal, false))
-		t, err := bounded(out)
-		return regexOutput{Text: t.Text, Count: n}, err
+		out, n, err := retext.Replace(re, in.Text, in.Replacement, bundled.Bool(in.Literal, false), bundled.MaxResultBytes)
+		if err != nil {
+			return regexOutput{}, bundled.ToolError(err, map[error]string{retext.ErrTooLarge: errTooLarge.Error()})
+		}
+		return regexOutput{Text: out, Count: n}, nil
 	case "extract":
 		ms, more, err := retext.Extract(re, in.Text, bundled.Int(in.Limit, 100), bundled.MaxResultBytes/2)
 		if err != nil {

@@ -87,3 +87,22 @@ func TestDiffLinesBounded(t *testing.T) {
 		t.Errorf("disjoint texts: %+v", totally)
 	}
 }
+
+// FuzzDiff holds the diff to what it must be on any two texts: applying the
+// changes turns the old lines into the new ones, and equal texts have none.
+func FuzzDiff(f *testing.F) {
+	f.Add("a\nb\nc\n", "a\nB\nc\nd")
+	f.Add("", "x\n")
+	f.Add("1\n2\n3\n4\n5\n", "0\n2\n3\n6\n5\n")
+	f.Fuzz(func(t *testing.T, old, new string) {
+		a, b := split(old), split(new)
+		cs := diffLines(a, b)
+		if got := apply(t, a, b, cs); !slices.Equal(got, b) {
+			t.Fatalf("applying %+v gives %q, want %q", cs, got, b)
+		}
+		if (len(cs) == 0) != slices.Equal(a, b) {
+			t.Fatalf("%d changes for equal=%v", len(cs), slices.Equal(a, b))
+		}
+		Unified(old, new, "a", "b", 3)
+	})
+}

@@ -26,7 +26,7 @@ type PatternError struct{ Reason string }
 
 func (e *PatternError) Error() string { return "pattern is not a valid RE2 expression: " + e.Reason }
 
-// ErrTooLarge is an extraction past the result bound.
+// ErrTooLarge is a replacement or an extraction past the result bound.
 var ErrTooLarge = errors.New("retext: result too large")
 
 // Compile compiles pattern with the flags.
@@ -65,13 +65,31 @@ func Test(re *regexp.Regexp, text string) (bool, int) {
 // Replace replaces every match: with literal true, by replacement as
 // written; otherwise replacement's $1, ${1}, ${name} and $$ expand as
 // regexp.Expand does (a $ name is the longest run of letters, digits and
-// '_': write ${1}x, not $1x). It returns the text and the matches replaced.
-func Replace(re *regexp.Regexp, text, replacement string, literal bool) (string, int) {
-	n := len(re.FindAllStringIndex(text, -1))
-	if literal {
-		return re.ReplaceAllLiteralString(text, replacement), n
+// '_': write ${1}x, not $1x). It returns the text and the matches
+// replaced, or ErrTooLarge as soon as the result passes maxBytes: a
+// replacement of 4 KiB for each of 100,000 matches would otherwise build
+// hundreds of megabytes before any bound could look at it.
+func Replace(re *regexp.Regexp, text, replacement string, literal bool, maxBytes int) (string, int, error) {
+	matches := re.FindAllStringSubmatchIndex(text, -1)
+	out := make([]byte, 0, min(len(text), maxBytes))
+	last := 0
+	for _, m := range matches {
+		out = append(out, text[last:m[0]]...)
+		if literal {
+			out = append(out, replacement...)
+		} else {
+			out = re.ExpandString(out, replacement, text, m)
+		}
+		last = m[1]
+		if len(out) > maxBytes {
+			return "", 0, ErrTooLarge
+		}
 	}
-	return re.ReplaceAllString(text, replacement), n
+	out = append(out, text[last:]...)
+	if len(out) > maxBytes {
+		return "", 0, ErrTooLarge
+	}
+	return string(out), len(matches), nil
 }
 
 // Match is one match: its text, its position in code points from the

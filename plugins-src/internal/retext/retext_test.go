@@ -58,15 +58,28 @@ func TestTestReplace(t *testing.T) {
 	if ok, n := Test(re, "none"); ok || n != 0 {
 		t.Errorf("Test(none) = %v %d", ok, n)
 	}
-	if got, n := Replace(re, text, "${2}:$1 $$", false); got != "example:ann $, test:bob $; nobody" || n != 2 {
-		t.Errorf("Replace = %q %d", got, n)
+	// The expected results are what regexp's ReplaceAllString and
+	// ReplaceAllLiteralString give.
+	if got, n, err := Replace(re, text, "${2}:$1 $$", false, 1<<10); got != re.ReplaceAllString(text, "${2}:$1 $$") || got != "example:ann $, test:bob $; nobody" || n != 2 || err != nil {
+		t.Errorf("Replace = %q %d %v", got, n, err)
 	}
-	if got, _ := Replace(re, text, "$1", true); got != "$1, $1; nobody" {
+	if got, _, _ := Replace(re, text, "$1", true, 1<<10); got != "$1, $1; nobody" {
 		t.Errorf("Replace literal = %q", got)
 	}
 	named, _ := Compile(`(?P<year>\d{4})-(?P<month>\d{2})`, Flags{})
-	if got, _ := Replace(named, "2024-05", "${month}/${year}", false); got != "05/2024" {
+	if got, _, _ := Replace(named, "2024-05", "${month}/${year}", false, 1<<10); got != "05/2024" {
 		t.Errorf("Replace named = %q", got)
+	}
+	if got, n, _ := Replace(re, "none", "x", false, 1<<10); got != "none" || n != 0 {
+		t.Errorf("Replace without a match = %q %d", got, n)
+	}
+	empty, _ := Compile(``, Flags{})
+	re1, _ := Compile(`a`, Flags{})
+	if _, _, err := Replace(re1, strings.Repeat("a", 1000), strings.Repeat("$0", 100), false, 1<<16); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("growing replacement: %v", err)
+	}
+	if got, _, err := Replace(empty, "ab", "-", false, 1<<10); got != "-a-b-" || err != nil {
+		t.Errorf("empty pattern = %q %v", got, err)
 	}
 }
 
