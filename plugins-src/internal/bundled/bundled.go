@@ -38,8 +38,9 @@ const MemoryLimitBytes = 64 << 20
 // Service declares a bundled service from its code, category and texts
 // (whose "en" entry gives Name and Description): translation keys
 // tools.<code>.name and .description, icon key equal to the code, UI
-// component key the code with '_' as '-' (yaml_json → yaml-json), documentation at tools/<code>, and the [Platform] of a
-// browser transform with a server engine.
+// component key the code with '_' as '-' (yaml_json → yaml-json),
+// documentation at tools/<code>, and the [Platform] of a browser
+// transform with a server engine.
 func Service[In, Out any](code, category string, texts map[string]guest.Text, ops []guest.Operation,
 	compute func(*guest.Context, In) (Out, error)) *guest.Service[In, Out] {
 	return &guest.Service[In, Out]{
