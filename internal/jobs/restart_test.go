@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,5 +321,72 @@ func TestOpenRefusals(t *testing.T) {
 				t.Fatalf("Open: %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+// A long job on a live replica is not taken from it: River's rescuer hands
+// its ticket out again once it has run longer than RescueAfter, and the
+// replica that gets it (this one or the other) finds the job's lease live
+// and snoozes the ticket, so the one run goes on and records its outcome
+// once, with one attempt. (River's rescuer runs every 30 s, so this test
+// takes about that long.)
+func TestLeaseKeepsALiveRun(t *testing.T) {
+	a := newEnvOn(t, storetest.Postgres(t))
+	b := &env{dir: t.TempDir(), db: a.db, clock: a.clock}
+	release := make(chan struct{})
+	var mu sync.Mutex
+	runs := 0
+	long := jobs.Handler{Retryable: true, Run: func(ctx context.Context, run *jobs.Run) (json.RawMessage, error) {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+		select {
+		case <-release:
+			return json.RawMessage(`{"ok":true}`), nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}}
+	fast := func(c *jobs.Config) { c.RescueAfter, c.LeaseTTL = 2*time.Second, time.Second }
+	svcA := a.open(t, map[string]jobs.Handler{"long": long}, fast)
+	b.open(t, map[string]jobs.Handler{"long": long}, fast)
+	j, err := svcA.Submit(context.Background(), jobs.Submission{Owner: alice, Type: "long", Input: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, svcA, j.ID, alice, jobs.Running)
+
+	st, err := store.Open(context.Background(), a.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rescued := func() int {
+		var n int
+		if err := st.ReadDB().QueryRow(`SELECT coalesce(array_length(r.errors, 1), 0) FROM river_job r
+			JOIN jobs j ON j.ticket = r.id WHERE j.id = ?`, j.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(waitFor)
+	for rescued() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("River's rescuer never handed the running ticket out again")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The ticket is delivered again (about a second after the rescue)
+	// and snoozed; the run goes on.
+	time.Sleep(3 * time.Second)
+	if got, _ := svcA.Get(context.Background(), j.ID, alice); got.State != jobs.Running || got.Attempts != 1 {
+		t.Fatalf("after the rescue: %+v", got)
+	}
+	close(release)
+	got := waitState(t, svcA, j.ID, alice, jobs.Succeeded)
+	mu.Lock()
+	defer mu.Unlock()
+	if got.Attempts != 1 || runs != 1 || string(got.Result) != `{"ok":true}` {
+		t.Fatalf("the job %+v ran %d times", got, runs)
 	}
 }
