@@ -119,7 +119,6 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		}
 	}
 	if changed {
-		s.wipeSecrets(id) // cancelled before it ran: it never will
 		s.publishState(ctx, id)
 	}
 	// Committed: the read gets a budget of its own, not what the

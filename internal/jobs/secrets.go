@@ -19,11 +19,13 @@ import (
 // jobs table, job documents, events and logs never hold them. They are
 // sealed with AES-256-GCM under the data folder's secrets key into the
 // job's folder (secretsFile, 0600), opened and merged back into the
-// input only for the handler's run, and the sealed file is removed as
-// soon as the run has read it (the job has started) or the job ends
-// without running (a cancel while queued). A retry therefore runs without
-// them. The key is secretsKeyFile in the jobs folder, 32 random bytes
-// created 0600 on first use.
+// input only for the handler's run. The sealed file stays while the job
+// may run again — a Retry of a failed or cancelled job, a Retryable job
+// re-run after its process or replica died — so that every run gets the
+// input as submitted, and goes once the job succeeds (no run follows) or
+// with the job's folder when the job expires. The key is secretsKeyFile in
+// the jobs folder, 32 random bytes created 0600 on first use; the sealed
+// file is bound to its job's id (the AEAD's additional data).
 
 // secretsKeyFile is the key's file in the jobs folder; secretsFile the
 // sealed secrets' file in a job's folder.
@@ -158,9 +160,9 @@ func (s *Service) sealSecrets(id string, secrets []byte) error {
 	return nil
 }
 
-// takeSecrets opens job id's sealed secrets and removes them: nil when
-// there are none (never any, or already taken).
-func (s *Service) takeSecrets(id string) ([]byte, error) {
+// openSecrets opens job id's sealed secrets: nil when there are none
+// (never any, or gone with the job's success).
+func (s *Service) openSecrets(id string) ([]byte, error) {
 	path := filepath.Join(s.jobDir(id), secretsFile)
 	sealed, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -169,7 +171,6 @@ func (s *Service) takeSecrets(id string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading job %s's secrets: %w", id, err)
 	}
-	s.wipeSecrets(id)
 	aead, err := s.secretsAEAD()
 	if err != nil {
 		return nil, err

@@ -215,8 +215,9 @@ func (s *Service) prepare(ctx context.Context, r *jobRow) (*Run, error) {
 		return nil, err
 	}
 	run := &Run{JobID: r.id, Type: r.typ, Attempt: r.attempts, Input: json.RawMessage(input), OutDir: s.outDir(r.id)}
-	// The job has started: its secrets are read for this run and dropped.
-	secrets, err := s.takeSecrets(r.id)
+	// Its secrets are merged in for this run only; they stay sealed in
+	// the job's folder while another run may follow.
+	secrets, err := s.openSecrets(r.id)
 	if err != nil {
 		return nil, err
 	}
@@ -353,6 +354,8 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 		if err := os.RemoveAll(s.outDir(r.id)); err != nil {
 			s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
 		}
+	} else {
+		s.wipeSecrets(r.id) // a succeeded job never runs again
 	}
 	if final != "" {
 		s.publishState(ctx, r.id)
