@@ -49,7 +49,7 @@ func NewRedisSalts(rdb redis.UniversalClient, prefix string) *RedisSalts {
 }
 
 // SaltTimeout bounds one ask of the shared salt.
-const SaltTimeout = 250 * time.Millisecond
+const SaltTimeout = time.Second
 
 // DaySalt implements [SaltSource].
 func (r *RedisSalts) DaySalt(ctx context.Context, now time.Time) ([32]byte, error) {

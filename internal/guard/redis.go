@@ -15,7 +15,7 @@ import (
 // DefaultRedisTimeout bounds one decision's round trip to Redis: past it
 // the limiter or semaphore answers an error, which Admit turns into a
 // [ReasonUnavailable] stage.
-const DefaultRedisTimeout = 250 * time.Millisecond
+const DefaultRedisTimeout = time.Second
 
 // RedisLimiter is a [Limiter] whose buckets live in Redis, so that several
 // replicas share them: N replicas admit together exactly what one would.

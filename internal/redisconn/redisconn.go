@@ -23,7 +23,7 @@ var ErrURL = errors.New("redisconn: invalid Redis URL")
 // dial_timeout, read_timeout, write_timeout, pool_timeout, max_retries).
 const (
 	DialTimeout = time.Second
-	IOTimeout   = 500 * time.Millisecond
+	IOTimeout   = time.Second
 	MaxRetries  = 1
 )
 
