@@ -93,27 +93,10 @@ func (s *Service) secretsAEAD() (cipher.AEAD, error) {
 	path := filepath.Join(s.root, secretsKeyFile)
 	key, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("creating the secrets key: %w", err)
-		}
-		_, err = f.Write(key)
-		if serr := f.Sync(); err == nil {
-			err = serr
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			_ = os.Remove(path)
-			return nil, fmt.Errorf("writing the secrets key: %w", err)
-		}
-	} else if err != nil {
-		return nil, fmt.Errorf("reading the secrets key: %w", err)
+		key, err = createSecretsKey(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the secrets key: %w", err)
 	}
 	if len(key) != 32 {
 		return nil, fmt.Errorf("the secrets key %s has %d bytes, not 32", path, len(key))
@@ -184,6 +167,41 @@ func (s *Service) openSecrets(id string) ([]byte, error) {
 		return nil, fmt.Errorf("opening job %s's secrets: %w", id, err)
 	}
 	return plain, nil
+}
+
+// createSecretsKey makes the key file at path with 32 random bytes, 0600,
+// and returns the key the file holds. The file appears whole or not at
+// all (written aside, then linked into place), and when another process
+// sharing the folder (a replica on the same files volume) linked its key
+// first, that key is the one returned, so that every process seals and
+// opens with one key.
+func createSecretsKey(path string) ([]byte, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), secretsKeyFile+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("creating: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(key)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing: %w", err)
+	}
+	if err := os.Link(tmp, path); errors.Is(err, fs.ErrExist) {
+		return os.ReadFile(path)
+	} else if err != nil {
+		return nil, fmt.Errorf("linking into place: %w", err)
+	}
+	return key, nil
 }
 
 // wipeSecrets removes job id's sealed secrets, if any.
