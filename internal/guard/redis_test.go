@@ -231,3 +231,26 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatalf("third after recovery: %+v", d)
 	}
 }
+
+// BenchmarkRedisTake is one quota decision against the shared Redis
+// (docs/scale-out.md records the figure), beside the in-process one.
+func BenchmarkRedisTake(b *testing.B) {
+	rdb, prefix := redistest.Shared(b)
+	for _, bc := range []struct {
+		name string
+		l    Limiter
+	}{{"memory", NewMemoryLimiter()}, {"redis", NewRedisLimiter(rdb, prefix)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := Allowance{Burst: 1 << 30, PerMinute: 1 << 30}
+			ctx := context.Background()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := bc.l.Take(ctx, "bench", a, 1, time.Now()); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

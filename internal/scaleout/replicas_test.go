@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,7 +223,11 @@ func TestThreeReplicas(t *testing.T) {
 func buildToolhost(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "toolhost")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/toolhost")
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goCmd, "build", "-o", bin, "./cmd/toolhost")
 	cmd.Dir = testmodule.Root()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/toolhost: %v\n%s", err, out)
