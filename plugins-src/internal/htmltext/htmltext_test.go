@@ -12,7 +12,7 @@ import (
 func TestText(t *testing.T) {
 	tests := []struct {
 		name, html, want string
-		o          Options
+		o                Options
 	}{
 		{"paragraphs and headings", "<h1>Title</h1><p>One\n  two</p><p>Three</p>", "Title\n\nOne two\n\nThree", Options{}},
 		{"entities", "<p>caf&eacute; &amp; cr&#232;me &#x1F600; &notin; &nbsp;x</p>", "café & crème 😀 ∉ \u00a0x", Options{}},

@@ -15,7 +15,7 @@ import (
 func TestToHTML(t *testing.T) {
 	tests := []struct {
 		name, md, want string
-		o          Options
+		o              Options
 	}{
 		{"CM 62 ATX headings", "# foo\n## foo\n", "<h1>foo</h1>\n<h2>foo</h2>\n", Options{}},
 		{"CM 119 fenced code", "```\n<\n >\n```\n", "<pre><code>&lt;\n &gt;\n</code></pre>\n", Options{}},
