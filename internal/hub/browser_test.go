@@ -147,11 +147,15 @@ func TestHubInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pac := "0"
-	if _, err := exec.LookPath("cbc"); err == nil {
-		pac = "1"
-	} else {
-		need(t, false, "cbc (Debian package coinor-cbc) for the PAC planner's case")
+	// Without cbc, pac_allocator is unavailable (engine_missing): its cases
+	// are left out, and under CI=true that is a failure.
+	pac := "1"
+	if _, err := exec.LookPath("cbc"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the PAC planner's cases need cbc (Debian package coinor-cbc)")
+		}
+		pac = "0"
+		t.Log("cbc (Debian package coinor-cbc) is not installed: the PAC planner's cases are skipped")
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -10,6 +10,7 @@ import { resolveToolRenderer, registrations, type RendererRegistration } from '.
 import { toolDocumentationPath, docsHref, reasonFamily, unavailableMessage } from './presentation';
 import { formatMoney, maskableQuantity, formatRate, privacy, missing, mask } from './masking.svelte';
 import { contractMap } from '../generated/contract-map';
+import { illFormed } from './unicode';
 
 const accept = Object.assign(() => true, { errors: null });
 
@@ -159,4 +160,11 @@ test('masking: sensitive money and quantities hide, rates stay, missing is a das
   assert.equal(maskableQuantity(''), missing);
   assert.equal(formatRate('0.25'), '25%');
   privacy.hide = false;
+});
+
+test('illFormed finds lone surrogates, in values and member names', () => {
+  assert.equal(illFormed({ operation: 'digest', text: 'abc 😀' }, ''), null);
+  assert.equal(illFormed({ text: 'a\ud800b' }, ''), '/text');
+  assert.equal(illFormed({ list: ['ok', { 'x/y': '\udfff' }] }, ''), '/list/1/x~1y');
+  assert.equal(illFormed({ ['\ud83d']: 1 }, ''), '/\ud83d');
 });

@@ -7,6 +7,7 @@
 import { ApiError, ClientTimeout, type ComputeItem, type Descriptor, type ToolError, type ToolExecutionMetrics, type Catalog } from 'toolhost-client';
 import { issuesOf, type CompiledContract } from './codec';
 import { compute } from './api';
+import { illFormed } from './unicode';
 
 export type RunOutcome =
   | { kind: 'success'; result: unknown; metrics: ToolExecutionMetrics | null; serverProcessingMs: number | null }
@@ -54,6 +55,8 @@ export async function runTool(
   contract: CompiledContract,
   parameters: Record<string, unknown>,
 ): Promise<RunOutcome> {
+  const bad = illFormed(parameters, '');
+  if (bad !== null) return { kind: 'invalid_input', issues: [`${bad || '/'}: a string holds a lone surrogate (not Unicode text)`] };
   if (!contract.input(parameters)) return { kind: 'invalid_input', issues: issuesOf(contract.input) };
   const { item, timeoutMs } = prepareToolRun(catalog, d, parameters);
   let answer;
