@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/toolhost/toolhost/internal/auth"
@@ -135,10 +136,211 @@ func runToken(args []string, stdout io.Writer) error {
 	return err
 }
 
-// runUser is `user disable NAME` and `user enable NAME`. Disabling takes
-// effect at once: every token of the account then fails to authenticate.
-func runUser(args []string) error {
+// runUser is what an operator needs to give people access (docs/hub-auth.md):
+//
+//	user create NAME [--capability CAP]...  a new account and its first token, printed alone on a line
+//	user token NAME [--capability CAP]...   another token for an existing account, printed alone on a line
+//	user list                               the accounts, one JSON row a line (no secret)
+//	user tokens NAME                        the account's tokens by id, one JSON row a line (no secret)
+//	user revoke NAME TOKEN_ID               revoke one token and the browser sessions signed in with it
+//	user disable|enable NAME                every token and session of the account fails, or works again
+//
+// A token is printed this once; the database keeps only its hash. A token
+// is what a person pastes into the hub's sign-in page. Disabling and
+// revoking take effect at once in the database; a running server's cache
+// follows within its TTL (10 s).
+func runUser(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: user takes the subcommand create, token, list, tokens, revoke, disable or enable", errUsage)
+	}
+	switch args[0] {
+	case "create", "token":
+		return runUserToken(args[0], args[1:], stdout)
+	case "list":
+		return runUserList(args[1:], stdout)
+	case "tokens":
+		return runUserTokens(args[1:], stdout)
+	case "revoke":
+		return runUserRevoke(args[1:])
+	}
 	return runDisable("user", args, (*auth.Accounts).DisableUser, (*auth.Accounts).EnableUser, auth.ErrNoSuchUser)
+}
+
+// userFlags parses the flags of `user VERB` (--data-dir, and
+// --capability when caps is not nil) and returns its positional
+// arguments, exactly want of them.
+func userFlags(verb string, args []string, want int, caps *capabilityFlags, usage string) (*dataFlags, []string, error) {
+	fs := flag.NewFlagSet("user "+verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := newOptions(fs)
+	var df dataFlags
+	df.register(o)
+	if caps != nil {
+		fs.Var(caps, "capability", "grant a `capability` to this token (repeatable): "+strings.Join(auth.Capabilities(), ", "))
+	}
+	positional, err := o.parse(args, true)
+	if err != nil || len(positional) != want {
+		return nil, nil, usageOr(err, fmt.Errorf("%w: user %s takes %s", errUsage, verb, usage))
+	}
+	return &df, positional, nil
+}
+
+// runUserToken is `user create NAME` (the account must not exist) and
+// `user token NAME` (it must): a new token, printed alone on one line.
+func runUserToken(verb string, args []string, stdout io.Writer) error {
+	var caps capabilityFlags
+	df, pos, err := userFlags(verb, args, 1, &caps, "one NAME")
+	if err != nil {
+		return err
+	}
+	name := pos[0]
+	for _, c := range caps {
+		if err := auth.CheckCapability(c); err != nil {
+			return fmt.Errorf("cannot grant capability %q: it is not one Toolhost knows (known: %s)", c, strings.Join(auth.Capabilities(), ", "))
+		}
+	}
+	ctx := context.Background()
+	s, a, err := df.accounts(ctx, verb == "create")
+	if errors.Is(err, errNoDatabase) {
+		return fmt.Errorf("no such user %q: %w", name, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if verb == "create" {
+		_, err = a.CreateUser(ctx, name)
+		switch {
+		case errors.Is(err, auth.ErrUserExists):
+			return fmt.Errorf("user %q exists; give it another token with `toolhost user token %s`", name, name)
+		case errors.Is(err, auth.ErrInvalidName):
+			return fmt.Errorf("%q is not a valid user name: 1 to 64 letters, digits and . _ @ + -, starting with a letter or a digit", name)
+		case err != nil:
+			return fmt.Errorf("creating user %q: %w", name, err)
+		}
+	} else if _, err := a.UserTokens(ctx, name); errors.Is(err, auth.ErrNoSuchUser) {
+		return fmt.Errorf("no such user %q; make it with `toolhost user create %s`", name, name)
+	} else if err != nil {
+		return err
+	}
+	token, err := a.CreateUserToken(ctx, name, caps)
+	switch {
+	case errors.Is(err, auth.ErrDisabled):
+		return fmt.Errorf("user %q is disabled; enable it with `toolhost user enable %s` first", name, name)
+	case err != nil:
+		return fmt.Errorf("creating a token for user %q: %w", name, err)
+	}
+	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
+
+// userRow is one line of `user list`.
+type userRow struct {
+	Name     string `json:"name"`
+	Disabled bool   `json:"disabled"`
+	Created  string `json:"created_at"`
+	Tokens   int    `json:"tokens"`
+	Sessions int    `json:"sessions"`
+	LastUsed string `json:"last_used_at,omitempty"`
+}
+
+// tokenRow is one line of `user tokens`.
+type tokenRow struct {
+	ID           int64    `json:"id"`
+	Created      string   `json:"created_at"`
+	LastUsed     string   `json:"last_used_at,omitempty"`
+	Capabilities []string `json:"capabilities"`
+}
+
+// runUserList is `user list`. A missing database lists nothing.
+func runUserList(args []string, stdout io.Writer) error {
+	df, _, err := userFlags("list", args, 0, nil, "no argument")
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	s, a, err := df.accounts(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	users, err := a.Users(ctx)
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		if err := printCanonical(stdout, userRow{Name: u.Name, Disabled: u.Disabled, Created: u.Created,
+			Tokens: u.Tokens, Sessions: u.Sessions, LastUsed: u.LastUsed}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runUserTokens is `user tokens NAME`.
+func runUserTokens(args []string, stdout io.Writer) error {
+	df, pos, err := userFlags("tokens", args, 1, nil, "one NAME")
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	s, a, err := df.accounts(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return fmt.Errorf("no such user %q: %w", pos[0], err)
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	toks, err := a.UserTokens(ctx, pos[0])
+	if errors.Is(err, auth.ErrNoSuchUser) {
+		return fmt.Errorf("no such user %q", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	for _, t := range toks {
+		caps := t.Capabilities
+		if caps == nil {
+			caps = []string{}
+		}
+		if err := printCanonical(stdout, tokenRow{ID: t.ID, Created: t.Created, LastUsed: t.LastUsed, Capabilities: caps}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runUserRevoke is `user revoke NAME TOKEN_ID`.
+func runUserRevoke(args []string) error {
+	df, pos, err := userFlags("revoke", args, 2, nil, "NAME TOKEN_ID (an id of `toolhost user tokens NAME`)")
+	if err != nil {
+		return err
+	}
+	id, err := strconv.ParseInt(pos[1], 10, 64)
+	if err != nil || id <= 0 {
+		return fmt.Errorf("%w: %q is not a token id (an id of `toolhost user tokens %s`)", errUsage, pos[1], pos[0])
+	}
+	ctx := context.Background()
+	s, a, err := df.accounts(ctx, false)
+	if errors.Is(err, errNoDatabase) {
+		return fmt.Errorf("no such user %q: %w", pos[0], err)
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	switch err := a.RevokeUserToken(ctx, pos[0], id); {
+	case errors.Is(err, auth.ErrNoSuchUser):
+		return fmt.Errorf("no such user %q", pos[0])
+	case errors.Is(err, auth.ErrNoSuchToken):
+		return fmt.Errorf("user %q has no token %d", pos[0], id)
+	default:
+		return err
+	}
 }
 
 // runApp is `app disable NAME` and `app enable NAME`, as runUser for apps.

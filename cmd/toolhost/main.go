@@ -10,6 +10,9 @@
 //	toolhost token create --user NAME [--data-dir DIR]         a new API token for NAME (the account is made if missing)
 //	toolhost token create --app NAME [--sandbox]               a new app token (tier app; the app is made if missing)
 //	      [--capability CAP]...                                 (either kind) grant CAP, e.g. tools.net.probe, to the token
+//	toolhost user create|token NAME [--capability CAP]...      a new account and its token, or another token (printed once)
+//	toolhost user list | tokens NAME [--data-dir DIR]          the accounts, or an account's tokens by id (no secrets)
+//	toolhost user revoke NAME TOKEN_ID                         revoke a token and the browser sessions signed in with it
 //	toolhost user disable|enable NAME [--data-dir DIR]         disable or enable an account and all its tokens
 //	toolhost app disable|enable NAME [--data-dir DIR]          disable or enable an app and all its tokens
 //	toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]  the abuse log, one JSON row a line
@@ -24,8 +27,9 @@
 // names, else its default (docs/configuration.md).
 //
 // Every command writes canonical JSON to stdout, except serve, which logs to
-// stderr, token create, which prints the bare token (shown once), and user
-// and app, which print nothing. Every
+// stderr, token create, user create and user token, which print the bare
+// token (shown once), user list and user tokens, one JSON row a line, and
+// the other user and app commands, which print nothing. Every
 // command exits 1 on a refusal or a failed item (the platform error is
 // printed), 2 on a usage error.
 package main
@@ -130,6 +134,10 @@ const usage = `usage:
   toolhost policy [-operation FILE]
   toolhost export [--out DIR] [--tools-dir DIR] [--cache-dir DIR] [--cache-max-bytes SIZE] [--probe-allow CIDRS]
   toolhost token create --user NAME | --app NAME [--sandbox] [--capability CAP]... [--data-dir DIR]
+  toolhost user create|token NAME [--capability CAP]... [--data-dir DIR]
+  toolhost user list [--data-dir DIR]
+  toolhost user tokens NAME [--data-dir DIR]
+  toolhost user revoke NAME TOKEN_ID [--data-dir DIR]
   toolhost user disable|enable NAME [--data-dir DIR]
   toolhost app disable|enable NAME [--data-dir DIR]
   toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]
@@ -196,7 +204,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "token":
 		err = runToken(args[1:], stdout)
 	case "user":
-		err = runUser(args[1:])
+		err = runUser(args[1:], stdout)
 	case "app":
 		err = runApp(args[1:])
 	case "abuse":
