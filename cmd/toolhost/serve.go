@@ -61,6 +61,9 @@ func runServe(args []string, stderr io.Writer) error {
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
 	}
+	if *rescueAfter < 0 || *jobLease < 0 {
+		return fmt.Errorf("%w: --job-rescue-after and --job-lease are not negative", errUsage)
+	}
 	if *drainDelay < 0 {
 		return fmt.Errorf("%w: --drain-delay is negative", errUsage)
 	}
