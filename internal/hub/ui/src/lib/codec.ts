@@ -21,6 +21,11 @@ export interface CompiledContract {
   /** Sorted operation names. */
   operations: readonly string[];
   ui: { kind: string; componentKey: string; version: string };
+  /** The input and output validators (a lazy chunk: the hub needs none). */
+  codecs: () => Promise<Codecs>;
+}
+
+export interface Codecs {
   input: Validator;
   output: Validator;
 }

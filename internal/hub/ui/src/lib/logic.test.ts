@@ -21,8 +21,7 @@ function contract(over: Partial<CompiledContract> = {}): CompiledContract {
     schemaFingerprint: 'f'.repeat(64),
     operations: ['a', 'b'],
     ui: { kind: 'custom', componentKey: 'demo', version: '1.0.0' },
-    input: accept,
-    output: accept,
+    codecs: async () => ({ input: accept, output: accept }),
     ...over,
   };
 }
@@ -104,16 +103,17 @@ test('the bundle registrations agree with the generated contracts', () => {
   }
 });
 
-test('the generated codecs validate the contract, strictly', () => {
-  const hash = contractMap.hash?.['1.0.0'];
-  if (!hash) return; // codec.wasm was not built for this export
+test('the generated codecs validate the contract, strictly', async () => {
+  const h = contractMap.hash?.['1.0.0'];
+  if (!h) return; // codec.wasm was not built for this export
+  const hash = await h.codecs();
   assert.equal(hash.input({ operation: 'digest', text: 'abc', algorithm: 'sha256' }), true);
   assert.equal(hash.input({ operation: 'digest', text: 'abc', algorithm: 'sha256', extra: 1 }), false);
   assert.equal(hash.input({ operation: 'digest', text: 'abc', algorithm: 'crc32' }), false);
   assert.equal(hash.input({ operation: 'digest', algorithm: 'sha256' }), false);
   assert.equal(hash.output({ digest: 'ab' }), true);
   assert.equal(hash.output({ digest: 'ab', more: true }), false);
-  const pac = contractMap.pac_allocator['1.0.0'];
+  const pac = await contractMap.pac_allocator['1.0.0'].codecs();
   const holding = { instrument_id: 'A', quantity: '1', currency: 'EUR' };
   assert.equal(pac.input({ operation: 'value', currency: 'EUR', holdings: [holding] }), true);
   assert.equal(pac.input({ operation: 'value', currency: 'EUR', holdings: [{ ...holding, nested_extra: 1 }] }), false);

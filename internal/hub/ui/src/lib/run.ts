@@ -57,7 +57,8 @@ export async function runTool(
 ): Promise<RunOutcome> {
   const bad = illFormed(parameters, '');
   if (bad !== null) return { kind: 'invalid_input', issues: [`${bad || '/'}: a string holds a lone surrogate (not Unicode text)`] };
-  if (!contract.input(parameters)) return { kind: 'invalid_input', issues: issuesOf(contract.input) };
+  const codecs = await contract.codecs();
+  if (!codecs.input(parameters)) return { kind: 'invalid_input', issues: issuesOf(codecs.input) };
   const { item, timeoutMs } = prepareToolRun(catalog, d, parameters);
   let answer;
   try {
@@ -77,6 +78,6 @@ export async function runTool(
   const server = typeof answer.server_processing_ms === 'number' ? answer.server_processing_ms : null;
   if (r.status === 'error') return { kind: 'tool_error', error: r.error, metrics: r.metrics ?? null, serverProcessingMs: server };
   if (r.status !== 'success') return { kind: 'pin_mismatch', field: 'status' };
-  if (!contract.output(r.result)) return { kind: 'invalid_output', issues: issuesOf(contract.output) };
+  if (!codecs.output(r.result)) return { kind: 'invalid_output', issues: issuesOf(codecs.output) };
   return { kind: 'success', result: r.result, metrics: r.metrics ?? null, serverProcessingMs: server };
 }
