@@ -44,13 +44,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"net/netip"
 	"slices"
 	"sync"
@@ -216,7 +214,7 @@ type tally struct {
 // runs one goroutine, the writer, which flushes the pending rows, purges
 // expired rows and drops a salt whose day has passed; Close stops it.
 type Log struct {
-	db         *store.Store
+	db         Rows
 	now        func() time.Time
 	retention  time.Duration
 	interval   time.Duration
@@ -471,53 +469,39 @@ func (l *Log) flush(ctx context.Context, keep bool) error {
 	return err
 }
 
+// Rows is where the log's rows are kept: the abuse log's statements, for
+// SQLite and PostgreSQL alike, in package store (*store.Store implements
+// it; store/abuselog.go).
+type Rows interface {
+	// AddAbuseCounts adds each count to its stored row (same key and
+	// bucket), or inserts it, in one transaction.
+	AddAbuseCounts(ctx context.Context, counts []store.AbuseCount) error
+	// PurgeAbuseLog deletes the rows whose last event is before before.
+	PurgeAbuseLog(ctx context.Context, before string) (int64, error)
+	// ListAbuseLog returns the rows whose first event is at or after
+	// since, oldest first, at most limit (all when limit <= 0).
+	ListAbuseLog(ctx context.Context, since string, limit int) ([]store.AbuseRecord, error)
+}
+
+var _ Rows = (*store.Store)(nil)
+
 // write adds each pending row of batch to its stored row, or inserts it,
 // in one transaction.
 func (l *Log) write(ctx context.Context, batch map[key]*tally) error {
-	tx, err := l.db.DB().BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("writing the abuse log: %w", err)
-	}
-	defer tx.Rollback() // a no-op after Commit
-	// The stored row keeps its first event; its last is the later of the
-	// two (SET's right-hand sides all read the row as it was). The same
-	// text serves SQLite and PostgreSQL: CASE rather than SQLite's
-	// two-argument max, IS NOT DISTINCT FROM for a caller that may be NULL.
-	update, err := tx.PrepareContext(ctx, `UPDATE abuse_log SET count = count + ?1,
-		last_at = CASE WHEN ?2 > coalesce(last_at, at) THEN ?2 ELSE coalesce(last_at, at) END,
-		last_request_id = CASE WHEN ?2 >= coalesce(last_at, at) THEN ?3 ELSE last_request_id END
-		WHERE bucket = ?4 AND caller IS NOT DISTINCT FROM ?5 AND principal = ?6 AND tool = ?7 AND reason = ?8 AND reported = ?9`)
-	if err != nil {
-		return fmt.Errorf("writing the abuse log: %w", err)
-	}
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO abuse_log (at, last_at, bucket, count, caller, principal, tool, reason, reported,
-		first_request_id, last_request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("writing the abuse log: %w", err)
-	}
 	// In time order, so that row ids follow the first events.
 	keys := slices.SortedFunc(maps.Keys(batch), func(a, b key) int {
 		return cmp.Or(batch[a].first.Compare(batch[b].first), cmp.Compare(a.bucket+a.caller+a.tool+a.reason, b.bucket+b.caller+b.tool+b.reason))
 	})
+	counts := make([]store.AbuseCount, 0, len(keys))
 	for _, k := range keys {
 		t := batch[k]
-		caller := sql.NullString{String: k.caller, Valid: k.hasCaller}
-		last := t.last.Format(timeFormat)
-		res, err := update.ExecContext(ctx, t.count, last, t.lastID, k.bucket, caller, k.principal, k.tool, k.reason, k.reported)
-		if err != nil {
-			return fmt.Errorf("writing the abuse log: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("writing the abuse log: %w", err)
-		} else if n > 0 {
-			continue
-		}
-		if _, err := insert.ExecContext(ctx, t.first.Format(timeFormat), last, k.bucket, t.count, caller, k.principal, k.tool, k.reason, k.reported,
-			t.firstID, t.lastID); err != nil {
-			return fmt.Errorf("writing the abuse log: %w", err)
-		}
+		counts = append(counts, store.AbuseCount{
+			Bucket: k.bucket, Caller: k.caller, HasCaller: k.hasCaller, Principal: k.principal, Tool: k.tool,
+			Reason: k.reason, Reported: k.reported, First: t.first.Format(timeFormat), Last: t.last.Format(timeFormat),
+			FirstRequestID: t.firstID, LastRequestID: t.lastID, Count: t.count,
+		})
 	}
-	if err := tx.Commit(); err != nil {
+	if err := l.db.AddAbuseCounts(ctx, counts); err != nil {
 		return fmt.Errorf("writing the abuse log: %w", err)
 	}
 	return nil
@@ -538,11 +522,7 @@ func (l *Log) Purge(ctx context.Context) (int64, error) {
 
 func (l *Log) purge(ctx context.Context) (int64, error) {
 	cutoff := l.now().UTC().Add(-l.retention).Format(timeFormat)
-	res, err := l.db.DB().ExecContext(ctx, `DELETE FROM abuse_log WHERE coalesce(last_at, at) < ?`, cutoff)
-	if err != nil {
-		return 0, fmt.Errorf("purging the abuse log: %w", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := l.db.PurgeAbuseLog(ctx, cutoff)
 	if err != nil {
 		return 0, fmt.Errorf("purging the abuse log: %w", err)
 	}
@@ -567,36 +547,24 @@ func (l *Log) List(ctx context.Context, since time.Time, limit int) ([]Row, erro
 	if floor := l.now().UTC().Add(-l.retention); since.Before(floor) {
 		since = floor
 	}
-	if limit <= 0 {
-		limit = math.MaxInt64 // no limit, in both dialects
-	}
-	rows, err := l.db.ReadDB().QueryContext(ctx,
-		`SELECT id, at, coalesce(last_at, at), count, coalesce(caller, ''), principal, tool, reason, reported,
-		        first_request_id, last_request_id
-		   FROM abuse_log WHERE at >= ? ORDER BY at, id LIMIT ?`,
-		since.UTC().Format(timeFormat), limit)
+	stored, err := l.db.ListAbuseLog(ctx, since.UTC().Format(timeFormat), limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing the abuse log: %w", err)
 	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		var r Row
-		var at, last string
-		if err := rows.Scan(&r.ID, &at, &last, &r.Count, &r.Caller, &r.Principal, &r.Tool, &r.Reason, &r.Reported,
-			&r.FirstRequestID, &r.LastRequestID); err != nil {
-			return nil, fmt.Errorf("listing the abuse log: %w", err)
-		}
-		if r.Time, err = time.Parse(timeFormat, at); err != nil {
+	out := make([]Row, 0, len(stored))
+	for _, sr := range stored {
+		r := Row{ID: sr.ID, Count: sr.Count, Caller: sr.Caller, Principal: sr.Principal, Tool: sr.Tool, Reason: sr.Reason,
+			Reported: sr.Reported, FirstRequestID: sr.FirstRequestID, LastRequestID: sr.LastRequestID}
+		if r.Time, err = time.Parse(timeFormat, sr.At); err != nil {
 			return nil, fmt.Errorf("listing the abuse log: row %d: %w", r.ID, err)
 		}
-		if r.Last, err = time.Parse(timeFormat, last); err != nil {
+		if r.Last, err = time.Parse(timeFormat, sr.LastAt); err != nil {
 			return nil, fmt.Errorf("listing the abuse log: row %d: %w", r.ID, err)
 		}
 		out = append(out, r)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing the abuse log: %w", err)
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }

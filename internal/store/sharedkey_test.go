@@ -55,4 +55,3 @@ func TestSharedKey(t *testing.T) {
 		}
 	})
 }
-
