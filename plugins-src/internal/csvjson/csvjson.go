@@ -261,6 +261,12 @@ type writer struct {
 }
 
 func (w *writer) row(fields []string) {
+	if len(fields) == 1 && fields[0] == "" {
+		// A blank line is no row to a reader: one empty field is quoted.
+		w.b.WriteString(`""`)
+		w.b.WriteString(w.eol)
+		return
+	}
 	for i, f := range fields {
 		if i > 0 {
 			w.b.WriteRune(w.delim)

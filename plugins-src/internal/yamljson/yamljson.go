@@ -15,7 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
@@ -342,18 +341,24 @@ var quoted = regexp.MustCompile(`"[^"]*"|'[^']*'`)
 // parser's messages name YAML constructs; a quoted part, which could be a
 // piece of the text, is dropped.
 func syntaxFault(text string, err error) error {
-	var se *yaml.SyntaxError
+	// The parser's *yaml.SyntaxError, through its methods: importing the
+	// yaml package for the type would link its reflection-based encoder
+	// and decoder.
+	var se interface {
+		GetMessage() string
+		GetToken() *token.Token
+	}
 	if !errors.As(err, &se) {
 		return textpos.New(text, 0, subject, "malformed document")
 	}
-	reason := strings.TrimSpace(quoted.ReplaceAllString(se.Message, "…"))
+	reason := strings.TrimSpace(quoted.ReplaceAllString(se.GetMessage(), "…"))
 	if len(reason) > 200 {
 		reason = reason[:200]
 	}
 	if reason == "" {
 		reason = "malformed document"
 	}
-	return textpos.New(text, offsetOf(text, se.Token), subject, reason)
+	return textpos.New(text, offsetOf(text, se.GetToken()), subject, reason)
 }
 
 // offsetOf returns the byte offset of a token's line and column (both from
