@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/plugins-src/internal/binenc"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
@@ -175,14 +176,20 @@ func TestIPCIDR(t *testing.T) {
 }
 
 // TestWASM runs items natively and in the built module: the same bytes.
+// The bounded tools run at their bounds (base58's 16 KiB both ways,
+// number_base's 4,096 digits) on the default fuel budget.
 func TestWASM(t *testing.T) {
 	tools := load(t)
+	maxBase58, err := binenc.Base58Encode(strings.Repeat("a", 11900))
+	if err != nil || len(maxBase58) > 16384 {
+		t.Fatalf("%d characters, %v", len(maxBase58), err)
+	}
 	mod := bundledtest.Module(t, "ident")
 	long := strings.Repeat("Héllo wörld & Привет 中文 😀 ", 1000)
 	for code, items := range map[string][]string{
 		"hex":         {`{"operation":"encode","text":"` + long + `"}`, `{"operation":"decode","text":"c3 a9"}`, `{"operation":"decode","text":"zz"}`},
 		"base32":      {`{"operation":"encode","text":"` + long + `","alphabet":"hex"}`, `{"operation":"decode","text":"MZXW6YQ="}`, `{"operation":"decode","text":"MZXW6YQ"}`},
-		"base58":      {`{"operation":"encode","text":"` + strings.Repeat("Héllo wörld 😀 ", 200) + `"}`, `{"operation":"decode","text":"2cFupjhnEsSn59qHXstmK2ffpLv2"}`, `{"operation":"decode","text":"0"}`},
+		"base58":      {`{"operation":"encode","text":"` + strings.Repeat("é", 8192) + `"}`, `{"operation":"decode","text":"` + maxBase58 + `"}`, `{"operation":"decode","text":"2cFupjhnEsSn59qHXstmK2ffpLv2"}`, `{"operation":"decode","text":"0"}`},
 		"hmac":        {`{"operation":"sign","text":"` + long + `","key":"clé","algorithm":"sha512","encoding":"base64"}`, `{"operation":"verify","text":"x","key":"00","key_encoding":"hex","algorithm":"sha1","mac":"00"}`},
 		"checksum":    {`{"operation":"compute","text":"` + long + `","algorithm":"crc32c"}`, `{"operation":"compute","text":"Wikipedia","algorithm":"adler32"}`},
 		"number_base": {`{"operation":"convert","value":"` + strings.Repeat("z", 4096) + `","from":36,"to":7}`, `{"operation":"convert","value":"12a","from":10,"to":2}`},

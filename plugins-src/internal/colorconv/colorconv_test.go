@@ -43,3 +43,21 @@ func TestConvert(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConvert: no text makes Convert panic, and a result's hex reads back
+// as the same hex.
+func FuzzConvert(f *testing.F) {
+	for _, s := range []string{"#ff0000", "rgb(1 2 3 / 50%)", "hsla(10, 20%, 30%, 0.4)", "oklch(0.7 0.4 150)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := Convert(s)
+		if err != nil {
+			return
+		}
+		back, err := Convert(r.Hex)
+		if err != nil || back.Hex != r.Hex {
+			t.Errorf("%q: hex %s reads back as %s, %v", s, r.Hex, back.Hex, err)
+		}
+	})
+}

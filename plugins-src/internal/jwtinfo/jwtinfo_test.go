@@ -111,3 +111,18 @@ func TestFaults(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecode: no token makes Decode panic, and a decoded token's members
+// walk agrees with the validator on what an object is.
+func FuzzDecode(f *testing.F) {
+	f.Add(rfcToken)
+	f.Add(jwtIO)
+	f.Add("eyJhbGciOiJIUzI1NiJ9.e30gMQ.")
+	f.Fuzz(func(t *testing.T, token string) {
+		if tok, err := Decode(token); err == nil {
+			VerifyHS256(tok, []byte("k"))
+		}
+		// The walk over arbitrary validated JSON, not only tokens.
+		object([]byte(token))
+	})
+}
