@@ -13,7 +13,7 @@ export CGO_ENABLED ?= 0
 # Go where the Go machines install it, when no go is on PATH already.
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all deps deps-run build wasm extism openapi-npm run test bench bench-start bench-http bench-overload fuzz lint check clean
+.PHONY: all deps deps-run build hub wasm extism openapi-npm run test bench bench-start bench-http bench-overload fuzz lint check clean
 
 all: build
 
@@ -29,9 +29,41 @@ deps-run:
 ## build: the toolhost binary in bin/ (stamped with its commit: -buildvcs=auto
 ## overrides a GOFLAGS=-buildvcs=false, and stamps nothing outside git).
 ## A first build from an empty Go build cache takes minutes (README).
-build: deps-run
+build: deps-run hub
 	@echo "build $(BIN) (a first build, from an empty Go build cache, takes about 5 minutes on 2 cores)"
 	@scripts/progress "build $(BIN)" $(GO) build -trimpath -buildvcs=auto -o $(BIN) ./cmd/toolhost
+
+## hub: the web app (internal/hub/ui, Svelte + Vite through npm) built
+## into internal/hub/dist, which the binary embeds (docs/hub.md): npm ci
+## when package-lock.json changed; when a source of the app or of a
+## bundled tool is newer than the build (make -B hub forces it), the bundled
+## tools (make wasm), their export (for the contracts) and npm run build.
+## Without node and npm it says so and the binary is built without the hub
+## (its pages answer 503 hub.not_built), except under CI=true, where it
+## fails; without internal/hub/ui/package.json it skips.
+HUB_UI   ?= internal/hub/ui
+HUB_DIST ?= internal/hub/dist
+HUB_SRC   = $(shell find $(HUB_UI)/src $(HUB_UI)/scripts $(HUB_UI)/index.html $(HUB_UI)/vite.config.ts \
+	$(HUB_UI)/svelte.config.js $(HUB_UI)/tsconfig.json internal/hub/client -type f \
+	-not -path '*/node_modules/*' -not -path '*/generated/*' -not -name api.d.ts -not -name openapi.json 2>/dev/null)
+hub:
+	@if [ ! -f $(HUB_UI)/package.json ]; then echo "hub: $(HUB_UI)/package.json is missing: the hub is not built"; exit 0; fi; \
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		if [ "$$CI" = true ]; then echo "hub: node and npm are needed to build the hub (Debian packages nodejs, npm)" >&2; exit 1; fi; \
+		echo "hub: node or npm is not installed: the binary is built without the hub (its pages answer 503 hub.not_built)"; exit 0; fi; \
+	$(MAKE) --no-print-directory $(HUB_DIST)/index.html
+
+$(HUB_UI)/node_modules/.package-lock.json: $(HUB_UI)/package-lock.json $(HUB_UI)/package.json
+	@echo "npm ci in $(HUB_UI)"; cd $(HUB_UI) && npm ci --no-audit --no-fund --silent
+
+# The bundled tools' sources stand for their contracts: wasm/*.wasm are
+# written again by every make wasm.
+HUB_TOOLS = $(shell find plugins-src guest -name '*.go' -not -name '*_test.go' 2>/dev/null)
+$(HUB_DIST)/index.html: $(HUB_UI)/node_modules/.package-lock.json $(HUB_SRC) $(HUB_TOOLS)
+	@$(MAKE) --no-print-directory wasm
+	@mkdir -p build
+	$(GO) run ./cmd/toolhost export --tools-dir $(WASM_DIR) --out build/hub-export
+	@echo "npm run build in $(HUB_UI) (into $(HUB_DIST))"; cd $(HUB_UI) && TOOLHOST_EXPORT_DIR=$(abspath build/hub-export) GO=$(GO) npm run build --silent
 
 ## wasm: every bundled tool package in plugins-src/ as wasm/<name>.wasm:
 ## go generate writes each package's guest_gen.go (guestgen: the
@@ -141,7 +173,7 @@ $(OPENAPI_NPM)/node_modules/.package-lock.json: $(OPENAPI_NPM)/package-lock.json
 ## and the SQL statement counts (build tag toolhost_count,
 ## docs/canonical-json.md, docs/performance.md), then the
 ## concurrency packages under -race.
-test: deps wasm extism openapi-npm
+test: deps wasm extism openapi-npm hub
 	$(GO) test -count=1 ./...
 	cd guest && $(GO) test -count=1 ./...
 	$(GO) test -count=1 -tags toolhost_count -run 'Decodes|Statements|SQLFree' ./internal/...
