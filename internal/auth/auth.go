@@ -161,10 +161,34 @@ func (p *Principal) Has(capability string) bool {
 
 // Accounts is the account and token store. It is safe for concurrent use.
 type Accounts struct {
-	db    *store.Store
+	db    Rows
 	now   func() time.Time
 	cache *cache // nil without WithCache
 }
+
+// Rows is where the accounts' rows are kept: users, apps, tokens and
+// their capabilities, sessions. Their statements, for SQLite and
+// PostgreSQL alike, are in package store (*store.Store implements it;
+// store/accounts.go); this package decides what they mean.
+type Rows interface {
+	InsertUser(ctx context.Context, name string) (id int64, inserted bool, err error)
+	SetDisabled(ctx context.Context, t store.OwnerTable, name string, disabled bool) (int64, error)
+	InsertToken(ctx context.Context, t store.OwnerTable, name string, sandbox bool, hash string, capabilities []string) error
+	LookupToken(ctx context.Context, hash string) (store.TokenRecord, error)
+	DeleteToken(ctx context.Context, hash string) (int64, error)
+	DeleteUserToken(ctx context.Context, id, userID int64) (int64, error)
+	TouchToken(ctx context.Context, id int64, stamp string) error
+	InsertSession(ctx context.Context, hash, created, expires string) error
+	InsertUserSession(ctx context.Context, hash, created, expires string, tokenID int64) (id int64, inserted bool, err error)
+	DeleteSession(ctx context.Context, hash string) (int64, error)
+	LookupSession(ctx context.Context, hash, now string) (store.SessionRecord, error)
+	PurgeSessions(ctx context.Context, now string) (int64, error)
+	UserID(ctx context.Context, name string) (int64, error)
+	ListUsers(ctx context.Context, now string) ([]store.UserRecord, error)
+	ListUserTokens(ctx context.Context, userID int64) ([]store.TokenInfoRecord, error)
+}
+
+var _ Rows = (*store.Store)(nil)
 
 // New returns the accounts kept in s. s must stay open while they are used.
 func New(s *store.Store, opts ...Option) *Accounts {
@@ -180,16 +204,14 @@ func (a *Accounts) CreateUser(ctx context.Context, name string) (int64, error) {
 	if !validName.MatchString(name) {
 		return 0, ErrInvalidName
 	}
-	res, err := a.db.DB().ExecContext(ctx, `INSERT INTO users (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name)
-	if err != nil {
+	id, inserted, err := a.db.InsertUser(ctx, name)
+	switch {
+	case err != nil:
 		return 0, fmt.Errorf("creating user: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return 0, fmt.Errorf("creating user: %w", err)
-	} else if n == 0 {
+	case !inserted:
 		return 0, ErrUserExists
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // DisableUser disables the named account: from the moment it returns, every
@@ -219,16 +241,16 @@ func (a *Accounts) EnableApp(ctx context.Context, name string) error {
 }
 
 func (a *Accounts) setDisabled(ctx context.Context, name string, disabled bool) error {
-	return a.update(ctx, `UPDATE users SET disabled = ? WHERE name = ?`, name, disabled, ErrNoSuchUser)
+	return a.update(ctx, store.Users, name, disabled, ErrNoSuchUser)
 }
 
 func (a *Accounts) setAppDisabled(ctx context.Context, name string, disabled bool) error {
-	return a.update(ctx, `UPDATE apps SET disabled = ? WHERE name = ?`, name, disabled, ErrNoSuchApp)
+	return a.update(ctx, store.Apps, name, disabled, ErrNoSuchApp)
 }
 
-// update runs query, an UPDATE of the disabled flag of the row named name,
-// and returns missing when there is no such row.
-func (a *Accounts) update(ctx context.Context, query, name string, disabled bool, missing error) error {
+// update sets the disabled flag of the row of table named name, and
+// returns missing when there is no such row.
+func (a *Accounts) update(ctx context.Context, table store.OwnerTable, name string, disabled bool, missing error) error {
 	if !validName.MatchString(name) {
 		return missing
 	}
@@ -237,11 +259,7 @@ func (a *Accounts) update(ctx context.Context, query, name string, disabled bool
 	// after the change, whatever the outcome, so that no token of the row
 	// answers from it afterwards.
 	defer a.cache.clear()
-	res, err := a.db.DB().ExecContext(ctx, query, disabled, name)
-	if err != nil {
-		return fmt.Errorf("updating %s: %w", name, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := a.db.SetDisabled(ctx, table, name, disabled)
 	if err != nil {
 		return fmt.Errorf("updating %s: %w", name, err)
 	}
@@ -296,40 +314,10 @@ func (a *Accounts) createToken(ctx context.Context, table, name string, capabili
 	rand.Read(raw) // never fails: crypto/rand crashes the program instead
 	token := TokenPrefix + tokenEncoding.EncodeToString(raw)
 
-	owner := "user_id"
-	if table == "apps" {
-		owner = "app_id"
-	}
-	tx, err := a.db.DB().BeginTx(ctx, nil)
-	if err != nil {
-		return "", fmt.Errorf("creating token: %w", err)
-	}
-	defer tx.Rollback() // a no-op after Commit
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
-		return "", fmt.Errorf("creating token: %w", err)
-	}
-	var ownerID int64
-	var disabled bool
-	if err := tx.QueryRowContext(ctx, `SELECT id, disabled FROM `+table+` WHERE name = ?`, name).Scan(&ownerID, &disabled); err != nil {
-		return "", fmt.Errorf("creating token: %w", err)
-	}
-	if disabled {
+	switch err := a.db.InsertToken(ctx, store.OwnerTable(table), name, sandbox, hashToken(token), caps); {
+	case errors.Is(err, store.ErrOwnerDisabled):
 		return "", ErrDisabled
-	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO tokens (`+owner+`, sandbox, hash) VALUES (?, ?, ?)`, ownerID, sandbox, hashToken(token))
-	if err != nil {
-		return "", fmt.Errorf("creating token: %w", err)
-	}
-	tokenID, err := res.LastInsertId()
-	if err != nil {
-		return "", fmt.Errorf("creating token: %w", err)
-	}
-	for _, c := range caps {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO token_capabilities (token_id, capability) VALUES (?, ?)`, tokenID, c); err != nil {
-			return "", fmt.Errorf("granting %s: %w", c, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	case err != nil:
 		return "", fmt.Errorf("creating token: %w", err)
 	}
 	return token, nil
@@ -404,22 +392,10 @@ func (a *Accounts) lookupToken(ctx context.Context, hash string) (*Principal, er
 	// its SHA-256, and cannot steer the hash towards a stored one byte by
 	// byte, so timing tells nothing about any stored token. A constant-time
 	// compare would protect a plaintext secret; none is stored.
-	var (
-		p                 Principal
-		userID, appID     sql.NullInt64
-		userName, appName sql.NullString
-		disabled          bool
-		lastUsed, caps    sql.NullString
-	)
-	err := a.db.ReadDB().QueryRowContext(ctx, `
-		SELECT t.id, t.last_used_at, t.sandbox, u.id, u.name, a.id, a.name,
-		       coalesce(u.disabled, a.disabled),
-		       (SELECT group_concat(c.capability, ' ') FROM token_capabilities c WHERE c.token_id = t.id)
-		FROM tokens t
-		LEFT JOIN users u ON u.id = t.user_id
-		LEFT JOIN apps a ON a.id = t.app_id
-		WHERE t.hash = ?`, hash).Scan(
-		&p.TokenID, &lastUsed, &p.Sandbox, &userID, &userName, &appID, &appName, &disabled, &caps)
+	var p Principal
+	r, err := a.db.LookupToken(ctx, hash)
+	p.TokenID, p.Sandbox = r.ID, r.Sandbox
+	userID, userName, appID, appName, disabled, lastUsed, caps := r.UserID, r.UserName, r.AppID, r.AppName, r.Disabled, r.LastUsed, r.Capabilities
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrInvalidToken
@@ -460,11 +436,7 @@ func (a *Accounts) RevokeToken(ctx context.Context, token string) error {
 	// them, since the sessions signed in with the token (deleted with it)
 	// are cached under their own keys.
 	defer a.cache.clear()
-	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM tokens WHERE hash = ?`, hash)
-	if err != nil {
-		return fmt.Errorf("revoking a token: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
+	if n, err := a.db.DeleteToken(ctx, hash); err != nil {
 		return fmt.Errorf("revoking a token: %w", err)
 	} else if n == 0 {
 		return ErrInvalidToken
@@ -483,9 +455,7 @@ func (a *Accounts) touch(ctx context.Context, tokenID int64, lastUsed sql.NullSt
 		}
 	}
 	stamp := now.Format(timeLayout)
-	_, _ = a.db.DB().ExecContext(ctx,
-		`UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
-		stamp, tokenID, stamp)
+	_ = a.db.TouchToken(ctx, tokenID, stamp)
 }
 
 // wellFormed reports whether token has the shape CreateToken makes. A

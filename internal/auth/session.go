@@ -86,10 +86,7 @@ func (a *Accounts) CreateSession(ctx context.Context) (value string, expires tim
 	value = SessionPrefix + tokenEncoding.EncodeToString(raw)
 	now := a.now().UTC().Truncate(time.Millisecond)
 	expires = now.Add(SessionTTL)
-	_, err = a.db.DB().ExecContext(ctx,
-		`INSERT INTO sessions (hash, created_at, expires_at) VALUES (?, ?, ?)`,
-		hashToken(value), now.Format(timeLayout), expires.Format(timeLayout))
-	if err != nil {
+	if err = a.db.InsertSession(ctx, hashToken(value), now.Format(timeLayout), expires.Format(timeLayout)); err != nil {
 		return "", time.Time{}, fmt.Errorf("creating session: %w", err)
 	}
 	return value, expires, nil
@@ -118,22 +115,14 @@ func (a *Accounts) CreateUserSession(ctx context.Context, token string) (string,
 	// The INSERT reads the token again: one revoked since Authenticate
 	// (which may have answered from the cache) inserts nothing, and a
 	// disabled account's neither.
-	res, err := a.db.DB().ExecContext(ctx, `
-		INSERT INTO sessions (hash, created_at, expires_at, user_id, token_id)
-		SELECT ?, ?, ?, t.user_id, t.id FROM tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.id = ? AND u.disabled = 0`,
-		hashToken(value), now.Format(timeLayout), s.Expires.Format(timeLayout), p.TokenID)
-	if err != nil {
+	id, inserted, err := a.db.InsertUserSession(ctx, hashToken(value), now.Format(timeLayout), s.Expires.Format(timeLayout), p.TokenID)
+	switch {
+	case err != nil:
 		return "", nil, fmt.Errorf("creating session: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return "", nil, fmt.Errorf("creating session: %w", err)
-	} else if n == 0 {
+	case !inserted:
 		return "", nil, ErrInvalidToken
 	}
-	if s.ID, err = res.LastInsertId(); err != nil {
-		return "", nil, fmt.Errorf("creating session: %w", err)
-	}
+	s.ID = id
 	return value, s, nil
 }
 
@@ -147,11 +136,7 @@ func (a *Accounts) DeleteSession(ctx context.Context, value string) error {
 	}
 	hash := hashToken(value)
 	defer a.cache.drop("s" + hash)
-	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM sessions WHERE hash = ?`, hash)
-	if err != nil {
-		return fmt.Errorf("deleting session: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
+	if n, err := a.db.DeleteSession(ctx, hash); err != nil {
 		return fmt.Errorf("deleting session: %w", err)
 	} else if n == 0 {
 		return ErrInvalidSession
@@ -197,19 +182,10 @@ func (a *Accounts) Session(ctx context.Context, value string) (*Session, error) 
 // lookupSession reads the unexpired session of hash under ctx.
 func (a *Accounts) lookupSession(ctx context.Context, hash string) (*Session, error) {
 	now := a.now().UTC().Format(timeLayout)
-	var (
-		s        Session
-		expires  string
-		userID   sql.NullInt64
-		userName sql.NullString
-		disabled sql.NullBool
-	)
 	// As for tokens, the lookup is by hash, so its timing tells nothing.
-	err := a.db.ReadDB().QueryRowContext(ctx,
-		`SELECT s.id, s.expires_at, u.id, u.name, u.disabled
-		 FROM sessions s LEFT JOIN users u ON u.id = s.user_id
-		 WHERE s.hash = ? AND s.expires_at > ?`,
-		hash, now).Scan(&s.ID, &expires, &userID, &userName, &disabled)
+	r, err := a.db.LookupSession(ctx, hash, now)
+	s := Session{ID: r.ID}
+	expires, userID, userName, disabled := r.Expires, r.UserID, r.UserName, r.Disabled
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, ErrInvalidSession
@@ -232,11 +208,11 @@ func (a *Accounts) lookupSession(ctx context.Context, hash string) (*Session, er
 // owned stays unreachable. It is safe to call at any time, from any number
 // of goroutines.
 func (a *Accounts) PurgeSessions(ctx context.Context) (int64, error) {
-	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, a.now().UTC().Format(timeLayout))
+	n, err := a.db.PurgeSessions(ctx, a.now().UTC().Format(timeLayout))
 	if err != nil {
 		return 0, fmt.Errorf("purging sessions: %w", err)
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // wellFormedSession reports whether value has the shape CreateSession

@@ -39,30 +39,14 @@ type TokenInfo struct {
 // Users returns every account, by name (ASCII case ignored). It only
 // reads.
 func (a *Accounts) Users(ctx context.Context) ([]User, error) {
-	rows, err := a.db.ReadDB().QueryContext(ctx, `
-		SELECT u.id, u.name, u.disabled, u.created_at,
-		       (SELECT count(*) FROM tokens t WHERE t.user_id = u.id),
-		       (SELECT count(*) FROM sessions s WHERE s.user_id = u.id AND s.expires_at > ?),
-		       (SELECT max(t.last_used_at) FROM tokens t WHERE t.user_id = u.id)
-		FROM users u ORDER BY u.name COLLATE NOCASE, u.id`, a.now().UTC().Format(timeLayout))
+	stored, err := a.db.ListUsers(ctx, a.now().UTC().Format(timeLayout))
 	if err != nil {
 		return nil, fmt.Errorf("listing users: %w", err)
 	}
-	defer rows.Close()
 	var out []User
-	for rows.Next() {
-		var (
-			u        User
-			lastUsed sql.NullString
-		)
-		if err := rows.Scan(&u.ID, &u.Name, &u.Disabled, &u.Created, &u.Tokens, &u.Sessions, &lastUsed); err != nil {
-			return nil, fmt.Errorf("listing users: %w", err)
-		}
-		u.LastUsed = lastUsed.String
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing users: %w", err)
+	for _, r := range stored {
+		out = append(out, User{ID: r.ID, Name: r.Name, Disabled: r.Disabled, Created: r.Created,
+			Tokens: r.Tokens, Sessions: r.Sessions, LastUsed: r.LastUsed.String})
 	}
 	return out, nil
 }
@@ -74,31 +58,17 @@ func (a *Accounts) UserTokens(ctx context.Context, name string) ([]TokenInfo, er
 	if err != nil {
 		return nil, err
 	}
-	rows, err := a.db.ReadDB().QueryContext(ctx, `
-		SELECT t.id, t.created_at, t.last_used_at,
-		       (SELECT group_concat(c.capability, ' ') FROM token_capabilities c WHERE c.token_id = t.id)
-		FROM tokens t WHERE t.user_id = ? ORDER BY t.id`, id)
+	stored, err := a.db.ListUserTokens(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("listing tokens: %w", err)
 	}
-	defer rows.Close()
 	var out []TokenInfo
-	for rows.Next() {
-		var (
-			ti             TokenInfo
-			lastUsed, caps sql.NullString
-		)
-		if err := rows.Scan(&ti.ID, &ti.Created, &lastUsed, &caps); err != nil {
-			return nil, fmt.Errorf("listing tokens: %w", err)
-		}
-		ti.LastUsed = lastUsed.String
-		if caps.Valid {
-			ti.Capabilities = strings.Fields(caps.String)
+	for _, r := range stored {
+		ti := TokenInfo{ID: r.ID, Created: r.Created, LastUsed: r.LastUsed.String}
+		if r.Capabilities.Valid {
+			ti.Capabilities = strings.Fields(r.Capabilities.String)
 		}
 		out = append(out, ti)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing tokens: %w", err)
 	}
 	return out, nil
 }
@@ -114,11 +84,7 @@ func (a *Accounts) RevokeUserToken(ctx context.Context, name string, id int64) e
 		return err
 	}
 	defer a.cache.clear()
-	res, err := a.db.DB().ExecContext(ctx, `DELETE FROM tokens WHERE id = ? AND user_id = ?`, id, uid)
-	if err != nil {
-		return fmt.Errorf("revoking a token: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
+	if n, err := a.db.DeleteUserToken(ctx, id, uid); err != nil {
 		return fmt.Errorf("revoking a token: %w", err)
 	} else if n == 0 {
 		return ErrNoSuchToken
@@ -131,8 +97,7 @@ func (a *Accounts) userID(ctx context.Context, name string) (int64, error) {
 	if !validName.MatchString(name) {
 		return 0, ErrNoSuchUser
 	}
-	var id int64
-	err := a.db.ReadDB().QueryRowContext(ctx, `SELECT id FROM users WHERE name = ?`, name).Scan(&id)
+	id, err := a.db.UserID(ctx, name)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, ErrNoSuchUser
