@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/server"
 )
 
 // browser is a request as the hub's pages send it: the session and CSRF
@@ -289,5 +291,33 @@ func TestSignOut(t *testing.T) {
 	}
 	if resp, body := r.sendBrowser("GET", "/api/v1/tools/catalog", browser{session: sess}, nil); resp.StatusCode != 401 {
 		t.Errorf("catalog after the token's revocation: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestSignInSecureBehindTLS: behind a trusted proxy that says
+// X-Forwarded-Proto: https, both cookies are Secure; the same header from
+// an untrusted peer changes nothing.
+func TestSignInSecureBehindTLS(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trusted bool
+	}{{"trusted proxy", true}, {"untrusted peer", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startConfigured(t, nil, false, func(c *server.Config) {
+				if tc.trusted {
+					c.Guard.Trusted = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
+				}
+			})
+			resp, body := r.sendBrowser("POST", "/api/v1/auth/session",
+				browser{header: map[string]string{"X-Forwarded-Proto": "https"}}, []byte(`{"token":"`+r.token+`"}`))
+			if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 2 {
+				t.Fatalf("sign-in: %d %v %s", resp.StatusCode, resp.Cookies(), body)
+			}
+			for _, c := range resp.Cookies() {
+				if c.Secure != tc.trusted {
+					t.Errorf("cookie %s Secure=%v, want %v", c.Name, c.Secure, tc.trusted)
+				}
+			}
+		})
 	}
 }
