@@ -303,6 +303,9 @@ func TestOpenRefusals(t *testing.T) {
 		want error
 	}{
 		{name: "locked", cfg: jobs.Config{Store: st, DataDir: e.dir}, want: jobs.ErrLocked},
+		// FilesDir names the folder the first service holds: on SQLite it
+		// is locked to one process whatever the data folder.
+		{name: "locked files dir", cfg: jobs.Config{Store: st, DataDir: t.TempDir(), FilesDir: filepath.Join(e.dir, "jobs")}, want: jobs.ErrLocked},
 		{name: "no store", cfg: jobs.Config{DataDir: t.TempDir()}, want: jobs.ErrConfig},
 		{name: "no data dir", cfg: jobs.Config{Store: st}, want: jobs.ErrConfig},
 		{name: "short key", cfg: jobs.Config{Store: st, DataDir: t.TempDir(), SigningKey: []byte("short")}, want: jobs.ErrConfig},
