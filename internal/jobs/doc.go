@@ -72,8 +72,10 @@
 //
 // # Restart
 //
-// Open takes an exclusive flock on DataDir/jobs, so one process owns the
-// jobs of a data directory; the kernel drops the lock when the process dies.
+// On a SQLite store, Open takes an exclusive flock on the files folder
+// (DataDir/jobs, or Config.FilesDir), so one process owns the jobs of a
+// data directory; the kernel drops the lock when the process dies. The
+// replicas of a PostgreSQL store share the folder and take no lock.
 // Open then settles what a previous process left: a queued job keeps its
 // River ticket, or gets a new one if River had already handed the old one
 // out; a job left running was cut short by a crash and fails with
