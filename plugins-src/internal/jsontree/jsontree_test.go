@@ -1,7 +1,9 @@
 package jsontree
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -87,6 +89,30 @@ func TestOffsets(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("offsets %v, want %v", got, want)
 			break
+		}
+	}
+}
+
+// TestMatchesEncodingJSON holds the tree to encoding/json's decoding of the
+// same texts: string escapes (lone and paired surrogates included), numbers
+// and nesting.
+func TestMatchesEncodingJSON(t *testing.T) {
+	for _, text := range []string{
+		`{"a":"\ud83d\ude00 \ud83d x \ude00 \u00e9\/\b\f\n\r\t\"\\","n":[-0.5e+10,0,1E2],"o":{"":null,"t":true,"f":false}}`,
+		`"\ud800\ud800"`, `"\udc00\ud83d\ude00"`, ` [ [ ] , { } , "" ] `, `-12.5`,
+	} {
+		v, err := Parse(text, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := json.NewDecoder(strings.NewReader(text))
+		d.UseNumber()
+		var want any
+		if err := d.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(v.Any(), want) {
+			t.Errorf("%s: tree %#v, encoding/json %#v", text, v.Any(), want)
 		}
 	}
 }
