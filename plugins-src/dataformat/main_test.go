@@ -297,6 +297,7 @@ func sameMarkup(t *testing.T, tools *bundledtest.Tools, mod *wasmtool.Tool) {
 		`{"operation":"query","text":"` + big + `","query":"$[?@.n > 1].k","indent":0}`,
 		`{"operation":"query","text":"` + big + `","query":"$..a[-1]"}`,
 		`{"operation":"query","text":"{}","query":"$[?foo()]"}`,
+		`{"operation":"query","text":"{\"z\":1,\"y\":{\"x\":2,\"w\":[3]},\"v\":4,\"u\":5}","query":"$..*"}`,
 	} {
 		tools.Same(t, mod, "json_query", params)
 	}

@@ -7,6 +7,7 @@ package jsonquery
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/theory/jsonpath"
@@ -33,8 +34,15 @@ type Node struct {
 	Path  string
 }
 
-// Query selects the nodes of doc that query designates, in the order
-// RFC 9535 gives them (duplicates included, as the RFC's nodelists do).
+// Query selects the nodes of doc that query designates, in document order
+// (an ancestor before its descendants, members and elements in the order
+// written), duplicates included and kept together, as RFC 9535's nodelists
+// keep them.
+//
+// RFC 9535 leaves the order of an object's members unspecified, and the
+// library visits them in Go's map order, which changes from run to run: a
+// deterministic tool cannot pass that on, so the nodelist is sorted into
+// document order. A selector list's own order ($[1,0]) gives way to it.
 func Query(doc jsontree.Value, query string) ([]Node, error) {
 	if len(query) > MaxQueryBytes {
 		return nil, &QueryError{Reason: "longer than 4096 bytes"}
@@ -48,36 +56,49 @@ func Query(doc jsontree.Value, query string) ([]Node, error) {
 		return nil, &QueryError{Reason: reason}
 	}
 	located := p.SelectLocated(doc.Any())
-	nodes := make([]Node, 0, len(located))
+	type keyed struct {
+		node Node
+		key  []int
+	}
+	list := make([]keyed, 0, len(located))
 	for _, ln := range located {
-		v, err := resolve(doc, ln.Path)
+		v, key, err := resolve(doc, ln.Path)
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, Node{Value: v, Path: ln.Path.String()})
+		list = append(list, keyed{Node{Value: v, Path: ln.Path.String()}, key})
+	}
+	slices.SortStableFunc(list, func(a, b keyed) int { return slices.Compare(a.key, b.key) })
+	nodes := make([]Node, len(list))
+	for i, k := range list {
+		nodes[i] = k.node
 	}
 	return nodes, nil
 }
 
-// resolve finds the node at path in the ordered tree.
-func resolve(doc jsontree.Value, path spec.NormalizedPath) (jsontree.Value, error) {
+// resolve finds the node at path in the ordered tree, and its place in
+// document order: the position of each member or element on the way.
+func resolve(doc jsontree.Value, path spec.NormalizedPath) (jsontree.Value, []int, error) {
 	v := doc
+	key := make([]int, 0, len(path))
 	for _, sel := range path {
 		switch s := sel.(type) {
 		case spec.Name:
-			m, ok := v.Get(string(s))
-			if !ok {
-				return jsontree.Value{}, errors.New("jsonquery: selected member not in the document")
+			i := slices.IndexFunc(v.Members, func(m jsontree.Member) bool { return m.Key == string(s) })
+			if i < 0 {
+				return jsontree.Value{}, nil, errors.New("jsonquery: selected member not in the document")
 			}
-			v = *m
+			key = append(key, i)
+			v = v.Members[i].Value
 		case spec.Index:
 			if v.Kind != jsontree.Array || int(s) < 0 || int(s) >= len(v.Items) {
-				return jsontree.Value{}, errors.New("jsonquery: selected element not in the document")
+				return jsontree.Value{}, nil, errors.New("jsonquery: selected element not in the document")
 			}
+			key = append(key, int(s))
 			v = v.Items[s]
 		default:
-			return jsontree.Value{}, errors.New("jsonquery: unknown path selector")
+			return jsontree.Value{}, nil, errors.New("jsonquery: unknown path selector")
 		}
 	}
-	return v, nil
+	return v, key, nil
 }

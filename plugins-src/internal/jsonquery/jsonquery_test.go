@@ -64,6 +64,9 @@ func TestQuery(t *testing.T) {
 		{"$.store.bicycle", `{"color":"red","price":399}`, "$['store']['bicycle']"},
 		{`$..book[?match(@.author, "H.*")].title`, `"Moby Dick"`, "$['store']['book'][2]['title']"},
 		{"$.nothing", ``, ""},
+		{"$.store.*", `[{"category":"reference","author":"Nigel Rees","title":"Sayings of the Century","price":8.95},{"category":"fiction","author":"Evelyn Waugh","title":"Sword of Honour","price":12.99},{"category":"fiction","author":"Herman Melville","title":"Moby Dick","isbn":"0-553-21311-3","price":8.99},{"category":"fiction","author":"J. R. R. Tolkien","title":"The Lord of the Rings","isbn":"0-395-19395-8","price":22.99}] {"color":"red","price":399}`, "$['store']['book']"},
+		{"$..book[1,0].price", `8.95 12.99`, "$['store']['book'][0]['price']"},
+		{"$..book[0,0].price", `8.95 8.95`, "$['store']['book'][0]['price']"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -83,6 +86,27 @@ func TestQuery(t *testing.T) {
 				t.Errorf("path %s, want %s", nodes[0].Path, tt.paths)
 			}
 		})
+	}
+}
+
+// TestDeterministic runs queries over objects many times: the library
+// visits members in Go's map order, the result must not show it.
+func TestDeterministic(t *testing.T) {
+	doc, _ := jsontree.Parse(`{"z":1,"y":{"x":2,"w":[3,{"v":4}]},"u":5,"t":6,"s":7}`, "x")
+	for _, q := range []string{"$.*", "$..*", "$..[?@ > 1]"} {
+		first, _ := Query(doc, q)
+		for range 50 {
+			again, _ := Query(doc, q)
+			for i := range first {
+				if first[i].Path != again[i].Path {
+					t.Fatalf("%s: %s then %s", q, first[i].Path, again[i].Path)
+				}
+			}
+		}
+	}
+	nodes, _ := Query(doc, "$.*")
+	if nodes[0].Path != "$['z']" || nodes[4].Path != "$['s']" {
+		t.Errorf("not in document order: %v", nodes)
 	}
 }
 
