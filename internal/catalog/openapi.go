@@ -67,6 +67,7 @@ func OpenAPI(s *registry.Snapshot, version string, cookies Cookies) *openapi3.T 
 	b.registryPaths(doc.Paths)
 	b.jobPaths(doc.Paths)
 	seedPaths(doc.Paths)
+	sessionPaths(doc.Paths)
 	probePaths(doc.Paths)
 	for _, svc := range s.Services() {
 		b.toolPaths(doc.Paths, svc)
@@ -517,12 +518,42 @@ func seedPaths(p *openapi3.Paths) {
 	}
 }
 
+// sessionPaths are the browser sign-in routes (docs/hub-auth.md): a user
+// token exchanged for the session cookie and the readable CSRF cookie
+// (Set-Cookie), who is signed in, and sign-out. A state-changing request
+// made with the session cookie echoes the CSRF cookie in X-CSRF-Token.
+func sessionPaths(p *openapi3.Paths) {
+	who := openapi3.NewObjectSchema().
+		WithProperty("tier", openapi3.NewStringSchema().WithEnum("user", "session")).
+		WithProperty("user", openapi3.NewStringSchema()).
+		WithProperty("expires", openapi3.NewDateTimeSchema()).
+		WithProperty("csrf_token", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, Description: "The CSRF cookie's value (sign-in only): send it in X-CSRF-Token."})
+	who.Required = []string{"tier", "expires"}
+	body := openapi3.NewObjectSchema().WithProperty("token", &openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, Description: "A user token (toolhost user token)."})
+	body.Required = []string{"token"}
+	body.AdditionalProperties = openapi3.AdditionalProperties{Has: new(bool)}
+	p.Set("/api/v1/auth/session", &openapi3.PathItem{
+		Post: &openapi3.Operation{OperationID: "signIn", Tags: []string{"session"}, Security: noSecurity(),
+			Summary:     "Sign a browser in with a user token: sets the session cookie (HttpOnly, SameSite=Strict) and the CSRF cookie.",
+			RequestBody: &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchema(body)},
+			Responses:   withProblems(answers(200, jsonAnswer("Signed in.", who.NewRef())), 400, 401, 403, 503)},
+		Get: &openapi3.Operation{OperationID: "session", Tags: []string{"session"}, Security: &openapi3.SecurityRequirements{{securitySession: {}}},
+			Summary:   "Who the session cookie signs in.",
+			Responses: withProblems(answers(200, jsonAnswer("The session's caller.", who.NewRef())), 401, 503)},
+		Delete: &openapi3.Operation{OperationID: "signOut", Tags: []string{"session"}, Security: &openapi3.SecurityRequirements{{securitySession: {}}, {}},
+			Summary: "Sign out: the session is deleted and both cookies cleared (204 also without a session). Needs X-CSRF-Token.",
+			Parameters: openapi3.Parameters{{Value: openapi3.NewHeaderParameter("X-CSRF-Token").
+				WithDescription("The CSRF cookie's value, for a signed-in session.").WithSchema(openapi3.NewStringSchema())}},
+			Responses: withProblems(openapi3.NewResponses(openapi3.WithStatus(204, &openapi3.ResponseRef{Value: openapi3.NewResponse().WithDescription("Signed out.")})), 403, 503)},
+	})
+}
+
 func probePaths(p *openapi3.Paths) {
 	status := openapi3.NewObjectSchema().WithProperty("status", openapi3.NewStringSchema()).NewRef()
 	p.Set("/healthz", &openapi3.PathItem{Get: &openapi3.Operation{OperationID: "healthz", Tags: []string{"probes"}, Security: noSecurity(),
 		Summary: "Liveness.", Responses: answers(200, jsonAnswer("Alive.", status))}})
 	p.Set("/readyz", &openapi3.PathItem{Get: &openapi3.Operation{OperationID: "readyz", Tags: []string{"probes"}, Security: noSecurity(),
-		Summary:   "Readiness: 503 while draining or when the data folder is full.",
+		Summary:   "Readiness: 503 while draining, when the data folder is full, or while a named check fails (the store, Redis).",
 		Responses: withProblems(answers(200, jsonAnswer("Ready.", openapi3.NewObjectSchema().NewRef())), 503)}})
 }
 

@@ -74,7 +74,7 @@ func TestOpenAPI(t *testing.T) {
 		"/api/v1/jobs", "/api/v1/jobs/{id}", "/api/v1/jobs/{id}/events", "/api/v1/jobs/{id}/files/{name}",
 		"/api/v1/jobs/{id}/retry", "/api/v1/jobs/{id}/cancel",
 		"/api/v1/tools/catalog", "/api/v1/tools/compute", "/api/v1/tools/diagnostics",
-		"/healthz", "/readyz", "/openapi.json", "/api/dev/hash/digest",
+		"/healthz", "/readyz", "/openapi.json", "/api/dev/hash/digest", "/api/v1/auth/session",
 	} {
 		if doc.Paths.Value(path) == nil {
 			t.Errorf("no path %s", path)
