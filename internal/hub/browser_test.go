@@ -82,7 +82,7 @@ func TestHubInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, pkg := range map[string]string{"codec.wasm": "plugins-src/codec", "mismatch.wasm": "internal/hub/testdata/mismatch"} {
+	for name, pkg := range map[string]string{"codec.wasm": "plugins-src/codec", "ident.wasm": "plugins-src/ident", "mismatch.wasm": "internal/hub/testdata/mismatch"} {
 		b, err := os.ReadFile(testmodule.GoPath(t, pkg))
 		if err != nil {
 			t.Fatal(err)

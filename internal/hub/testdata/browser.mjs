@@ -141,6 +141,32 @@ await step('hash', async () => {
   await shot('tool-hash.png');
 });
 
+// One of issue 19's bundled transforms (ident's hex): its card is ready,
+// not contract_not_compiled, and localized; its page runs it.
+await step('hex', async () => {
+  const d = catalog.items.find((x) => x.tool_code === 'hex');
+  assert(d, 'hex is not in the catalogue (make wasm)');
+  await page.goto(base + '/');
+  await page.waitForSelector('[data-testid=card]', wait);
+  const card = page.locator('[data-testid=card][data-code=hex]');
+  assert(await card.locator('[data-testid=open]').count() === 1, 'hex has no Open link');
+  assert(await card.locator('[data-testid=reason]').count() === 0, `hex shows a reason: ${await card.locator('[data-testid=reason]').allInnerTexts()}`);
+  assert(d.i18n?.it?.name && d.i18n.it.name !== d.name, 'hex has no Italian name of its own');
+  await page.selectOption('[data-testid=language]', 'it');
+  const name = await card.locator('[data-testid=card-name]').innerText();
+  assert(name === d.i18n.it.name, `hex in Italian is named ${JSON.stringify(name)}`);
+  await page.selectOption('[data-testid=language]', 'en');
+  await page.goto(base + '/tools/hex');
+  await page.waitForSelector('[data-testid=run]', wait);
+  await page.selectOption('[data-testid=operation]', 'encode');
+  await page.fill('[data-testid=field-text]', 'Hi?');
+  await page.selectOption('[data-testid=field-case]', 'upper');
+  await page.click('[data-testid=run]');
+  await page.waitForSelector('[data-testid=result-text]', wait);
+  const out = await page.locator('[data-testid=result-text]').innerText();
+  assert(out === '48693F', `hex of Hi? is ${JSON.stringify(out)}`);
+});
+
 if (process.env.HUB_PAC === '1') {
   await step('pac-plan', async () => {
     await page.goto(base + '/tools/pac_allocator');
