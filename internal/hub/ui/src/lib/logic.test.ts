@@ -11,6 +11,7 @@ import { toolDocumentationPath, docsHref, reasonFamily, unavailableMessage } fro
 import { formatMoney, maskableQuantity, formatRate, privacy, missing, mask } from './masking.svelte';
 import { contractMap } from '../generated/contract-map';
 import { illFormed } from './unicode';
+import { variants, initialValue } from '../renderers/schemaform';
 
 const accept = Object.assign(() => true, { errors: null });
 
@@ -167,4 +168,38 @@ test('illFormed finds lone surrogates, in values and member names', () => {
   assert.equal(illFormed({ text: 'a\ud800b' }, ''), '/text');
   assert.equal(illFormed({ list: ['ok', { 'x/y': '\udfff' }] }, ''), '/list/1/x~1y');
   assert.equal(illFormed({ ['\ud83d']: 1 }, ''), '/\ud83d');
+});
+
+test('schemaform reads operations, kinds, defaults and bounds', () => {
+  const schema = {
+    oneOf: [{ $ref: '#/$defs/sort' }, { $ref: '#/$defs/build' }],
+    $defs: {
+      sort: {
+        type: 'object', required: ['operation', 'text', 'seed'],
+        properties: {
+          operation: { const: 'sort' },
+          text: { type: 'string' },
+          order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+          numeric: { type: 'boolean', default: true },
+          seed: { type: 'integer', minimum: 2, maximum: 36 },
+          shift: { type: 'integer', minimum: -25, maximum: 25 },
+        },
+      },
+      build: {
+        type: 'object', required: ['operation'],
+        properties: { operation: { enum: ['build', 'parse'] }, pairs: { type: 'array', items: { type: 'object' } } },
+      },
+    },
+  };
+  const v = variants(schema);
+  assert.deepEqual(v.map((x) => x.operation), ['sort', 'build', 'parse']);
+  const f = Object.fromEntries(v[0].fields.map((x) => [x.name, x]));
+  assert.deepEqual(Object.fromEntries(Object.entries(f).map(([k, x]) => [k, x.kind])),
+    { text: 'text', order: 'enum', numeric: 'boolean', seed: 'number', shift: 'number' });
+  assert.equal(initialValue(f.order), 'desc');
+  assert.equal(initialValue(f.numeric), true);
+  assert.equal(initialValue(f.seed), '2'); // required, 0 is below its minimum
+  assert.equal(initialValue(f.shift), ''); // optional, no default
+  assert.equal(v[1].fields[0].kind, 'json');
+  assert.equal(initialValue(v[1].fields[0]), '');
 });
