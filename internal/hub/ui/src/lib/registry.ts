@@ -74,6 +74,9 @@ export const registrations: readonly RendererRegistration[] = [
   { toolCode: 'xml', contractVersion: '1.0.0', componentKey: 'xml', uiVersion: '1.0.0', load: text },
   { toolCode: 'json_diff', contractVersion: '1.0.0', componentKey: 'json-diff', uiVersion: '1.0.0', load: text },
   { toolCode: 'json_query', contractVersion: '1.0.0', componentKey: 'json-query', uiVersion: '1.0.0', load: text },
+  // richtext (issue 19)
+  { toolCode: 'markdown', contractVersion: '1.0.0', componentKey: 'markdown', uiVersion: '1.0.0', load: text },
+  { toolCode: 'html_to_text', contractVersion: '1.0.0', componentKey: 'html-to-text', uiVersion: '1.0.0', load: text },
 ];
 
 export type Resolution =
