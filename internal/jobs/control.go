@@ -100,7 +100,7 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		if r.cancelRequested {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1 WHERE id = ?`, id); err != nil {
+		if err := s.rows.MarkCancelRequested(ctx, tx.Tx, id); err != nil {
 			return fmt.Errorf("cancelling job %s: %w", id, err)
 		}
 		// River tells the client running the ticket, were it another
@@ -165,9 +165,8 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 		if r.state != Failed && r.state != Cancelled {
 			return fmt.Errorf("%w: the job is %s", ErrState, r.state)
 		}
-		var live int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM job_files WHERE job_id = ? AND role = 'input' AND expires_at > ?`,
-			id, fmtTime(s.cfg.Now())).Scan(&live); err != nil {
+		live, err := s.rows.CountLiveInputs(ctx, tx.Tx, id, fmtTime(s.cfg.Now()))
+		if err != nil {
 			return fmt.Errorf("counting job %s's inputs: %w", id, err)
 		}
 		if live != r.inputFiles {
@@ -175,12 +174,7 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 		}
 		// A failed or cancelled job has no outputs: finish keeps none,
 		// and the next run empties the output directory first.
-		if _, err := tx.ExecContext(ctx, `UPDATE job_files SET expires_at = NULL WHERE job_id = ?`, id); err != nil {
-			return fmt.Errorf("retrying job %s: %w", id, err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', result = NULL, error = NULL, progress_done = 0,
-			progress_total = 0, progress_message = '', cancel_requested = 0, started_at = NULL, finished_at = NULL,
-			expires_at = NULL, version = version + 1 WHERE id = ?`, id); err != nil {
+		if err := s.rows.RequeueForRetry(ctx, tx.Tx, id); err != nil {
 			return fmt.Errorf("retrying job %s: %w", id, err)
 		}
 		return s.newTicket(ctx, tx, id, r.typ)
@@ -197,18 +191,12 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 // queued ones being the queue's depth. One indexed query (jobs_state).
 func (s *Service) CountByState(ctx context.Context) (map[State]int64, error) {
 	out := map[State]int64{Queued: 0, Running: 0, Succeeded: 0, Failed: 0, Cancelled: 0}
-	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
+	counts, err := s.rows.CountJobsByState(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var st State
-		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
-		}
-		out[st] = n
+	for st, n := range counts {
+		out[State(st)] = n
 	}
-	return out, rows.Err()
+	return out, nil
 }

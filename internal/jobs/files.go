@@ -188,33 +188,18 @@ func (s *Service) Sweep(ctx context.Context) error {
 // sweepFiles removes up to sweepBatch files that expired at or before now
 // and returns how many it removed.
 func (s *Service) sweepFiles(ctx context.Context, now string) (int, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT job_id, name, role FROM job_files WHERE expires_at <= ? LIMIT ?`, now, sweepBatch)
+	expired, err := s.rows.ListExpiredFiles(ctx, now, sweepBatch)
 	if err != nil {
 		return 0, fmt.Errorf("listing expired files: %w", err)
 	}
-	type key struct{ id, name, role string }
-	var expired []key
-	for rows.Next() {
-		var k key
-		if err := rows.Scan(&k.id, &k.name, &k.role); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("listing expired files: %w", err)
-		}
-		expired = append(expired, k)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("listing expired files: %w", err)
-	}
 	for _, k := range expired {
-		if err := os.Remove(s.filePath(k.id, Role(k.role), k.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(s.filePath(k.JobID, Role(k.Role), k.Name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return 0, fmt.Errorf("removing an expired file: %w", err)
 		}
 	}
 	err = s.withTx(ctx, func(tx *txn) error {
 		for _, k := range expired {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM job_files WHERE job_id = ? AND name = ? AND expires_at <= ?`,
-				k.id, k.name, now); err != nil {
+			if err := s.rows.DeleteExpiredFile(ctx, tx.Tx, k.JobID, k.Name, now); err != nil {
 				return fmt.Errorf("deleting an expired file's row: %w", err)
 			}
 		}
@@ -225,9 +210,9 @@ func (s *Service) sweepFiles(ctx context.Context, now string) (int, error) {
 	}
 	for _, k := range expired {
 		// Empty directories go; ones still holding files stay.
-		os.Remove(s.inDir(k.id))
-		os.Remove(s.outDir(k.id))
-		os.Remove(s.jobDir(k.id))
+		os.Remove(s.inDir(k.JobID))
+		os.Remove(s.outDir(k.JobID))
+		os.Remove(s.jobDir(k.JobID))
 	}
 	return len(expired), nil
 }
@@ -235,22 +220,8 @@ func (s *Service) sweepFiles(ctx context.Context, now string) (int, error) {
 // sweepJobs deletes up to sweepBatch final jobs finished at or before
 // cutoff, their directories first, and returns how many it deleted.
 func (s *Service) sweepJobs(ctx context.Context, cutoff string) (int, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM jobs WHERE finished_at <= ? AND state IN ('succeeded', 'failed', 'cancelled')
-		LIMIT ?`, cutoff, sweepBatch)
+	ids, err := s.rows.ListOldJobs(ctx, cutoff, sweepBatch)
 	if err != nil {
-		return 0, fmt.Errorf("listing old jobs: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("listing old jobs: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("listing old jobs: %w", err)
 	}
 	for _, id := range ids {
@@ -260,7 +231,7 @@ func (s *Service) sweepJobs(ctx context.Context, cutoff string) (int, error) {
 	}
 	err = s.withTx(ctx, func(tx *txn) error {
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ? AND finished_at <= ?`, id, cutoff); err != nil {
+			if err := s.rows.DeleteOldJob(ctx, tx.Tx, id, cutoff); err != nil {
 				return fmt.Errorf("deleting an old job: %w", err)
 			}
 		}
@@ -284,8 +255,8 @@ func (s *Service) sweepOrphans(ctx context.Context) error {
 		if !e.IsDir() || e.Name()[0] == '.' {
 			continue
 		}
-		var exists bool
-		if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?)`, e.Name()).Scan(&exists); err != nil {
+		exists, err := s.rows.JobExists(ctx, e.Name())
+		if err != nil {
 			return fmt.Errorf("checking the jobs directory: %w", err)
 		}
 		if !exists {

@@ -167,6 +167,7 @@ type Service struct {
 	cfg     Config
 	db      *sql.DB // the store's writer
 	read    *sql.DB // the store's readers
+	rows    Rows    // the statements cut out to package store (rows.go)
 	root    string  // DataDir/jobs
 	log     *slog.Logger
 	key     []byte
@@ -221,6 +222,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		cfg:        cfg,
 		db:         cfg.Store.DB(),
 		read:       cfg.Store.ReadDB(),
+		rows:       cfg.Store,
 		root:       filepath.Join(dataDir, "jobs"),
 		log:        cfg.Logger,
 		key:        cfg.SigningKey,
