@@ -9,7 +9,7 @@ import (
 
 // Rows is where the jobs' rows are kept, for the statements already cut
 // out of this package: the control's (cancel, retry, counts by state) and
-// the sweeps', for SQLite and PostgreSQL alike, in package store
+// the sweeps' and the lists of queued and active jobs, for SQLite and PostgreSQL alike, in package store
 // (*store.Store implements it, internal/store/jobrows.go). A method taking
 // a *sql.Tx runs in the job's transaction (withTx), the one River's ticket
 // is written in too. Submit, claim, finish, progress and the reads of a
@@ -31,6 +31,10 @@ type Rows interface {
 	ListOldJobs(ctx context.Context, cutoff string, limit int) ([]string, error)
 	// DeleteOldJob deletes job id if still finished by cutoff.
 	DeleteOldJob(ctx context.Context, tx *sql.Tx, id, cutoff string) error
+	// ListQueuedJobs lists the queued jobs' ids, oldest first.
+	ListQueuedJobs(ctx context.Context) ([]string, error)
+	// ListActiveJobs lists the queued and running jobs' ids, oldest first.
+	ListActiveJobs(ctx context.Context) ([]string, error)
 	// JobExists reports whether there is a job id.
 	JobExists(ctx context.Context, id string) (bool, error)
 }

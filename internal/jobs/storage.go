@@ -371,21 +371,8 @@ func (s *Service) resume(ctx context.Context) error {
 		}
 	}
 
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM jobs WHERE state = 'queued' ORDER BY created_at`)
+	ids, err := s.rows.ListQueuedJobs(ctx)
 	if err != nil {
-		return fmt.Errorf("listing queued jobs: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("listing queued jobs: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("listing queued jobs: %w", err)
 	}
 	for _, id := range ids {

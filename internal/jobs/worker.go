@@ -453,21 +453,8 @@ func describeFile(path string) (File, error) {
 // its River ticket when River still holds it queued, and gets a new one
 // otherwise (a ticket River had already handed to the dead process).
 func (s *Service) recoverJobs(ctx context.Context) error {
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY created_at`)
+	ids, err := s.rows.ListActiveJobs(ctx)
 	if err != nil {
-		return fmt.Errorf("listing active jobs: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("listing active jobs: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("listing active jobs: %w", err)
 	}
 	for _, id := range ids {

@@ -6,7 +6,8 @@ import (
 )
 
 // The jobs' rows (package jobs, docs/jobs.md): the statements of the jobs'
-// control (cancel, retry, counts) and of their sweeps, for both dialects.
+// control (cancel, retry, counts), of their sweeps and of the lists of
+// queued and active jobs, for both dialects.
 // Package jobs holds them as its jobs.Rows interface; *Store implements
 // it. A method taking a *sql.Tx runs in the jobs' transaction, the one
 // that also holds the job's River ticket; the others read from ReadDB.
@@ -117,6 +118,35 @@ func (s *Store) ListOldJobs(ctx context.Context, cutoff string, limit int) ([]st
 func (s *Store) DeleteOldJob(ctx context.Context, tx *sql.Tx, id, cutoff string) error {
 	_, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id = ? AND finished_at <= ?`, id, cutoff)
 	return err
+}
+
+// ListQueuedJobs returns the ids of the queued jobs, oldest first.
+func (s *Store) ListQueuedJobs(ctx context.Context) ([]string, error) {
+	return s.jobIDs(ctx, `SELECT id FROM jobs WHERE state = 'queued' ORDER BY created_at`)
+}
+
+// ListActiveJobs returns the ids of the queued and running jobs, oldest
+// first.
+func (s *Store) ListActiveJobs(ctx context.Context) ([]string, error) {
+	return s.jobIDs(ctx, `SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY created_at`)
+}
+
+// jobIDs runs query, which selects job ids, on the readers.
+func (s *Store) jobIDs(ctx context.Context, query string) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // JobExists reports whether there is a job id.
