@@ -28,7 +28,7 @@ func (s *Service) Get(ctx context.Context, id, owner string) (*Job, error) {
 func (s *Service) get(ctx context.Context, id, owner string) (*Job, error) {
 	bctx, cancel := store.Budget(ctx)
 	defer cancel()
-	job, err := loadJob(bctx, s.read, id)
+	job, err := s.loadJob(bctx, id)
 	if err != nil {
 		return nil, busy(bctx, err)
 	}
@@ -76,7 +76,7 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
 	err := s.withTx(ctx, func(tx *txn) error {
-		r, err := getRow(ctx, tx, id)
+		r, err := s.getRow(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
 	err := s.withTx(ctx, func(tx *txn) error {
-		r, err := getRow(ctx, tx, id)
+		r, err := s.getRow(ctx, tx, id)
 		if err != nil {
 			return err
 		}

@@ -45,108 +45,74 @@ func newID() string {
 	return "job_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// querier is a *sql.DB or a *txn.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-const jobColumns = `id, type, owner, state, input, result, error, refs, progress_done, progress_total,
-	progress_message, attempts, version, created_at, started_at, finished_at, expires_at`
-
-// loadJob reads job id with its files, whoever owns it. It returns
-// ErrNotFound when there is no such job.
-func loadJob(ctx context.Context, q querier, id string) (*Job, error) {
-	var (
-		j                               Job
-		input, refs                     string
-		result, errJSON                 sql.NullString
-		created                         string
-		started, finished, expires      sql.NullString
-		progressDone, progressTotal     int64
-		progressMessage, state, jobType string
-	)
-	err := q.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = ?`, id).Scan(
-		&j.ID, &jobType, &j.Owner, &state, &input, &result, &errJSON, &refs, &progressDone, &progressTotal,
-		&progressMessage, &j.Attempts, &j.Version, &created, &started, &finished, &expires)
+// loadJob reads job id with its files from the readers, whoever owns it.
+// It returns ErrNotFound when there is no such job.
+func (s *Service) loadJob(ctx context.Context, id string) (*Job, error) {
+	rec, err := s.rows.GetJob(ctx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading job %s: %w", id, err)
 	}
-	j.Type, j.State = jobType, State(state)
-	j.Input = json.RawMessage(input)
-	if result.Valid {
-		j.Result = json.RawMessage(result.String)
+	j := Job{ID: rec.ID, Type: rec.Type, Owner: rec.Owner, State: State(rec.State), Attempts: rec.Attempts, Version: rec.Version}
+	j.Input = json.RawMessage(rec.Input)
+	if rec.Result.Valid {
+		j.Result = json.RawMessage(rec.Result.String)
 	}
-	if errJSON.Valid {
+	if rec.Error.Valid {
 		j.Error = new(toolerr.Error)
-		if err := json.Unmarshal([]byte(errJSON.String), j.Error); err != nil {
+		if err := json.Unmarshal([]byte(rec.Error.String), j.Error); err != nil {
 			return nil, fmt.Errorf("decoding job %s's error: %w", id, err)
 		}
 	}
-	if err := json.Unmarshal([]byte(refs), &j.References); err != nil {
+	if err := json.Unmarshal([]byte(rec.Refs), &j.References); err != nil {
 		return nil, fmt.Errorf("decoding job %s's references: %w", id, err)
 	}
-	j.Progress = Progress{Done: progressDone, Total: progressTotal, Message: progressMessage}
-	if j.CreatedAt, err = parseTime(created); err != nil {
+	j.Progress = Progress{Done: rec.ProgressDone, Total: rec.ProgressTotal, Message: rec.ProgressMessage}
+	if j.CreatedAt, err = parseTime(rec.CreatedAt); err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
 	for _, p := range []struct {
 		dst **time.Time
 		src sql.NullString
-	}{{&j.StartedAt, started}, {&j.FinishedAt, finished}, {&j.ExpiresAt, expires}} {
+	}{{&j.StartedAt, rec.StartedAt}, {&j.FinishedAt, rec.FinishedAt}, {&j.ExpiresAt, rec.ExpiresAt}} {
 		if *p.dst, err = optTime(p.src); err != nil {
 			return nil, fmt.Errorf("job %s: %w", id, err)
 		}
 	}
-	if j.Files, err = loadFiles(ctx, q, id); err != nil {
+	if j.Files, err = s.loadFiles(ctx, id); err != nil {
 		return nil, err
 	}
 	return &j, nil
 }
 
-// loadFiles reads the file rows of job id, inputs first, each group by name.
-func loadFiles(ctx context.Context, q querier, id string) ([]File, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name, role, media_type, size_bytes, sha256, source, created_at, expires_at
-		FROM job_files WHERE job_id = ? ORDER BY role = 'output', name`, id)
+// loadFiles reads the files of job id from the readers, inputs first, each
+// group by name.
+func (s *Service) loadFiles(ctx context.Context, id string) ([]File, error) {
+	recs, err := s.rows.ListJobFiles(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("reading job %s's files: %w", id, err)
 	}
-	defer rows.Close()
-	files := []File{}
-	for rows.Next() {
-		f, err := scanFile(rows)
+	files := make([]File, 0, len(recs))
+	for _, rec := range recs {
+		f, err := fileOf(rec)
 		if err != nil {
 			return nil, fmt.Errorf("reading job %s's files: %w", id, err)
 		}
 		files = append(files, f)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading job %s's files: %w", id, err)
-	}
 	return files, nil
 }
 
-// scanFile scans name, role, media_type, size_bytes, sha256, source,
-// created_at, expires_at.
-func scanFile(row interface{ Scan(...any) error }) (File, error) {
-	var (
-		f       File
-		role    string
-		created string
-		expires sql.NullString
-	)
-	if err := row.Scan(&f.Name, &role, &f.MediaType, &f.SizeBytes, &f.SHA256, &f.Source, &created, &expires); err != nil {
-		return File{}, err
-	}
-	f.Role = Role(role)
+// fileOf is the File a job file's row describes.
+func fileOf(rec store.JobFileRecord) (File, error) {
+	f := File{Name: rec.Name, Role: Role(rec.Role), MediaType: rec.MediaType, SizeBytes: rec.SizeBytes, SHA256: rec.SHA256, Source: rec.Source}
 	var err error
-	if f.CreatedAt, err = parseTime(created); err != nil {
+	if f.CreatedAt, err = parseTime(rec.CreatedAt); err != nil {
 		return File{}, err
 	}
-	if f.ExpiresAt, err = optTime(expires); err != nil {
+	if f.ExpiresAt, err = optTime(rec.ExpiresAt); err != nil {
 		return File{}, err
 	}
 	return f, nil
@@ -164,23 +130,17 @@ type jobRow struct {
 }
 
 // getRow reads the transition fields of job id inside tx.
-func getRow(ctx context.Context, tx *txn, id string) (*jobRow, error) {
-	var (
-		r      jobRow
-		state  string
-		ticket sql.NullInt64
-		lease  sql.NullString
-	)
-	err := tx.QueryRowContext(ctx, `SELECT id, type, owner, state, ticket, attempts, cancel_requested, input_files, lease_until
-		FROM jobs WHERE id = ?`, id).Scan(&r.id, &r.typ, &r.owner, &state, &ticket, &r.attempts, &r.cancelRequested, &r.inputFiles, &lease)
+func (s *Service) getRow(ctx context.Context, tx *txn, id string) (*jobRow, error) {
+	rec, err := s.rows.GetJobTransition(ctx, tx.Tx, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading job %s: %w", id, err)
 	}
-	r.state, r.ticket, r.leaseUntil = State(state), ticket.Int64, lease.String
-	return &r, nil
+	return &jobRow{id: rec.ID, typ: rec.Type, owner: rec.Owner, state: State(rec.State), ticket: rec.Ticket.Int64,
+		attempts: rec.Attempts, cancelRequested: rec.CancelRequested, inputFiles: rec.InputFiles,
+		leaseUntil: rec.LeaseUntil.String}, nil
 }
 
 // ticketArgs are the arguments of a River job (a ticket): which of our jobs
@@ -209,7 +169,7 @@ func (s *Service) newTicket(ctx context.Context, tx *txn, id, typ string) error 
 	if err != nil {
 		return fmt.Errorf("inserting job %s's River ticket: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET ticket = ? WHERE id = ?`, ticket, id); err != nil {
+	if err := s.rows.SetJobTicket(ctx, tx.Tx, id, ticket); err != nil {
 		return fmt.Errorf("recording job %s's ticket: %w", id, err)
 	}
 	return nil
@@ -233,11 +193,10 @@ func (s *Service) finalize(ctx context.Context, tx *txn, id string, state State,
 		}
 		errArg = string(b)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
-		version = version + 1 WHERE id = ?`, string(state), resultArg, errArg, fmtTime(now), expires, id); err != nil {
+	if err := s.rows.FinishJob(ctx, tx.Tx, id, string(state), resultArg, errArg, fmtTime(now), expires); err != nil {
 		return fmt.Errorf("finishing job %s: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE job_files SET expires_at = ? WHERE job_id = ?`, expires, id); err != nil {
+	if err := s.rows.SetJobFilesExpiry(ctx, tx.Tx, id, expires); err != nil {
 		return fmt.Errorf("setting job %s's file expiry: %w", id, err)
 	}
 	return nil
@@ -246,8 +205,7 @@ func (s *Service) finalize(ctx context.Context, tx *txn, id string, state State,
 // requeue puts job id back in the queue in tx with a new ticket, for a
 // rerun after an interruption.
 func (s *Service) requeue(ctx context.Context, tx *txn, r *jobRow) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', started_at = NULL, progress_done = 0,
-		progress_total = 0, progress_message = '', version = version + 1 WHERE id = ?`, r.id); err != nil {
+	if err := s.rows.RequeueJob(ctx, tx.Tx, r.id); err != nil {
 		return fmt.Errorf("requeueing job %s: %w", r.id, err)
 	}
 	return s.newTicket(ctx, tx, r.id, r.typ)

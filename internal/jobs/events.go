@@ -148,7 +148,7 @@ func (s *Service) publish(id string, ev Event) {
 // publishState publishes job id as it is now in the database and returns
 // its version (0 when it could not be read).
 func (s *Service) publishState(ctx context.Context, id string) int64 {
-	job, err := loadJob(context.WithoutCancel(ctx), s.read, id)
+	job, err := s.loadJob(context.WithoutCancel(ctx), id)
 	if err != nil {
 		s.log.Warn("jobs: reading a job to publish it", "job", id, "error", err)
 		return 0

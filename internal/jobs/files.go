@@ -37,25 +37,21 @@ func (s *Service) OpenFile(ctx context.Context, id, name, owner string) (*Downlo
 // of its own: a database too busy to answer is an error wrapping
 // [store.ErrBusy].
 func (s *Service) fileRow(ctx context.Context, id, name string) (File, string, error) {
-	var owner string
 	ctx, cancel := store.Budget(ctx)
 	defer cancel()
-	row := s.read.QueryRowContext(ctx, `SELECT f.name, f.role, f.media_type, f.size_bytes, f.sha256, f.source, f.created_at,
-		f.expires_at, j.owner FROM job_files f JOIN jobs j ON j.id = f.job_id WHERE f.job_id = ? AND f.name = ?`, id, name)
-	f, err := scanFile(scanner(func(dst ...any) error { return row.Scan(append(dst, &owner)...) }))
+	rec, owner, err := s.rows.LookupJobFile(ctx, id, name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return File{}, "", ErrNotFound
+	}
+	var f File
+	if err == nil {
+		f, err = fileOf(rec)
 	}
 	if err != nil {
 		return File{}, "", busy(ctx, fmt.Errorf("reading file %q of job %s: %w", name, id, err))
 	}
 	return f, owner, nil
 }
-
-// scanner adapts a Scan function.
-type scanner func(dst ...any) error
-
-func (f scanner) Scan(dst ...any) error { return f(dst...) }
 
 // open opens f of job id unless it has expired.
 func (s *Service) open(id string, f File) (*Download, error) {

@@ -49,7 +49,7 @@ func TestRiverCancelsARunningTicket(t *testing.T) {
 		t.Fatal("the job did not start")
 	}
 	err = s.withTx(ctx, func(tx *txn) error {
-		r, err := getRow(ctx, tx, j.ID)
+		r, err := s.getRow(ctx, tx, j.ID)
 		if err != nil {
 			return err
 		}

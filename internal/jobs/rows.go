@@ -7,13 +7,13 @@ import (
 	"github.com/toolhost/toolhost/internal/store"
 )
 
-// Rows is where the jobs' rows are kept, for the statements already cut
-// out of this package: the control's (cancel, retry, counts by state) and
-// the sweeps' and the lists of queued and active jobs, for SQLite and PostgreSQL alike, in package store
-// (*store.Store implements it, internal/store/jobrows.go). A method taking
-// a *sql.Tx runs in the job's transaction (withTx), the one River's ticket
-// is written in too. Submit, claim, finish, progress and the reads of a
-// job and its files still write their SQL here (docs/store.md).
+// Rows is where the jobs' rows are kept: every statement of this package
+// on its own tables (jobs, job_files) is one of its methods, for SQLite
+// and PostgreSQL alike, in package store (*store.Store implements it,
+// internal/store/jobrows.go). A method taking a *sql.Tx runs in the job's
+// transaction (withTx), the one River's ticket is written in too; the
+// reads without one go to the store's readers. This package writes no SQL
+// of its own; River's statements are River's (tickets.go).
 type Rows interface {
 	// MarkCancelRequested records that running job id is to stop.
 	MarkCancelRequested(ctx context.Context, tx *sql.Tx, id string) error
@@ -37,6 +37,43 @@ type Rows interface {
 	ListActiveJobs(ctx context.Context) ([]string, error)
 	// JobExists reports whether there is a job id.
 	JobExists(ctx context.Context, id string) (bool, error)
+
+	// GetJob reads job id's row; sql.ErrNoRows when there is none.
+	GetJob(ctx context.Context, id string) (store.JobRecord, error)
+	// ListJobFiles reads job id's files, inputs first, each group by name.
+	ListJobFiles(ctx context.Context, id string) ([]store.JobFileRecord, error)
+	// LookupJobFile reads file name of job id and the job's owner.
+	LookupJobFile(ctx context.Context, id, name string) (store.JobFileRecord, string, error)
+	// LookupReferencedFile reads what a reference to file name of job id
+	// needs of it, the job's owner too.
+	LookupReferencedFile(ctx context.Context, id, name string) (store.ReferencedFile, error)
+	// GetJobTransition reads the fields the transitions decide on.
+	GetJobTransition(ctx context.Context, tx *sql.Tx, id string) (store.JobTransition, error)
+	// InsertJob inserts a queued job.
+	InsertJob(ctx context.Context, tx *sql.Tx, j store.NewJob) error
+	// InsertInputFile inserts an input file of job id.
+	InsertInputFile(ctx context.Context, tx *sql.Tx, id string, f store.JobFileRecord) error
+	// InsertOutputFile inserts an output file of job id.
+	InsertOutputFile(ctx context.Context, tx *sql.Tx, id string, f store.JobFileRecord) error
+	// SetJobTicket records job id's River ticket.
+	SetJobTicket(ctx context.Context, tx *sql.Tx, id string, ticket int64) error
+	// FinishJob moves job id to a final state.
+	FinishJob(ctx context.Context, tx *sql.Tx, id, state string, result, errDoc any, finishedAt, expires string) error
+	// SetJobFilesExpiry sets the expiry of all of job id's files.
+	SetJobFilesExpiry(ctx context.Context, tx *sql.Tx, id, expires string) error
+	// RequeueJob puts job id back to queued for a rerun.
+	RequeueJob(ctx context.Context, tx *sql.Tx, id string) error
+	// ClaimJob starts a run of job id, leased until lease (nil: none).
+	ClaimJob(ctx context.Context, tx *sql.Tx, id, startedAt string, lease any) error
+	// GetJobInput reads job id's input document.
+	GetJobInput(ctx context.Context, id string) (string, error)
+	// SaveRunningProgress records running job id's progress, outside a
+	// transaction.
+	SaveRunningProgress(ctx context.Context, id string, done, total int64, message string) error
+	// SaveProgress records job id's progress in tx.
+	SaveProgress(ctx context.Context, tx *sql.Tx, id string, done, total int64, message string) error
+	// RenewLease extends running job id's lease while it runs on ticket.
+	RenewLease(ctx context.Context, id string, ticket int64, lease any) error
 }
 
 var _ Rows = (*store.Store)(nil)

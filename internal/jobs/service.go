@@ -166,8 +166,7 @@ type Config struct {
 type Service struct {
 	cfg     Config
 	db      *sql.DB // the store's writer
-	read    *sql.DB // the store's readers
-	rows    Rows    // the statements cut out to package store (rows.go)
+	rows    Rows    // every statement on the jobs' tables (rows.go)
 	root    string  // DataDir/jobs
 	log     *slog.Logger
 	key     []byte
@@ -221,7 +220,6 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{
 		cfg:        cfg,
 		db:         cfg.Store.DB(),
-		read:       cfg.Store.ReadDB(),
 		rows:       cfg.Store,
 		root:       filepath.Join(dataDir, "jobs"),
 		log:        cfg.Logger,

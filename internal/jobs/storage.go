@@ -338,7 +338,7 @@ func (s *Service) resume(ctx context.Context) error {
 	for _, id := range cut {
 		var final State
 		err := s.withTx(ctx, func(tx *txn) error {
-			r, err := getRow(ctx, tx, id)
+			r, err := s.getRow(ctx, tx, id)
 			if errors.Is(err, ErrNotFound) {
 				return nil
 			}
@@ -377,7 +377,7 @@ func (s *Service) resume(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		err := s.withTx(ctx, func(tx *txn) error {
-			r, err := getRow(ctx, tx, id)
+			r, err := s.getRow(ctx, tx, id)
 			if errors.Is(err, ErrNotFound) {
 				return nil
 			}

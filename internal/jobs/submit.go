@@ -161,13 +161,13 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input, 
 	bctx, cancel := store.Budget(ctx)
 	defer cancel()
 	err = s.withTx(bctx, func(tx *txn) error {
-		if _, err := tx.ExecContext(bctx, `INSERT INTO jobs (id, type, owner, state, input, refs, input_files, created_at)
-			VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)`, id, sub.Type, sub.Owner, string(input), string(refsJSON), len(files), created); err != nil {
+		if err := s.rows.InsertJob(bctx, tx.Tx, store.NewJob{ID: id, Type: sub.Type, Owner: sub.Owner, Input: string(input),
+			Refs: string(refsJSON), InputFiles: len(files), CreatedAt: created}); err != nil {
 			return fmt.Errorf("inserting job %s: %w", id, err)
 		}
 		for _, f := range files {
-			if _, err := tx.ExecContext(bctx, `INSERT INTO job_files (job_id, name, role, media_type, size_bytes, sha256, source, created_at)
-				VALUES (?, ?, 'input', ?, ?, ?, ?, ?)`, id, f.Name, f.MediaType, f.SizeBytes, f.SHA256, f.Source, created); err != nil {
+			if err := s.rows.InsertInputFile(bctx, tx.Tx, id, store.JobFileRecord{Name: f.Name, MediaType: f.MediaType,
+				SizeBytes: f.SizeBytes, SHA256: f.SHA256, Source: f.Source, CreatedAt: created}); err != nil {
 				return fmt.Errorf("inserting job %s's file: %w", id, err)
 			}
 		}
@@ -246,17 +246,12 @@ func (s *Service) resolve(ctx context.Context, id string, sub Submission, ref Re
 // owner, the file must be an output that has not expired, and its sniffed
 // type must be accepted.
 func (s *Service) linkJobFile(ctx context.Context, id string, sub Submission, ref Reference, limit int64) (File, error) {
-	var (
-		src         File
-		role, owner string
-		expires     sql.NullString
-		refused     = &FileError{Name: ref.Name, Err: ErrReference}
-	)
+	refused := &FileError{Name: ref.Name, Err: ErrReference}
 	bctx, cancel := store.Budget(ctx)
-	err := s.read.QueryRowContext(bctx, `SELECT f.role, f.media_type, f.size_bytes, f.sha256, f.expires_at, j.owner
-		FROM job_files f JOIN jobs j ON j.id = f.job_id WHERE f.job_id = ? AND f.name = ?`, ref.Job, ref.File).Scan(
-		&role, &src.MediaType, &src.SizeBytes, &src.SHA256, &expires, &owner)
+	rec, err := s.rows.LookupReferencedFile(bctx, ref.Job, ref.File)
 	cancel()
+	src := File{MediaType: rec.MediaType, SizeBytes: rec.SizeBytes, SHA256: rec.SHA256}
+	role, owner, expires := rec.Role, rec.Owner, rec.ExpiresAt
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return File{}, refused

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
+	"github.com/toolhost/toolhost/internal/store"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -117,7 +118,7 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 	h, known := Handler{}, false
 	err := s.withTx(ctx, func(tx *txn) error {
 		var err error
-		r, err = getRow(ctx, tx, id)
+		r, err = s.getRow(ctx, tx, id)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -156,9 +157,7 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 			// type that may never come back; Retry runs it again.
 			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.UnknownTool))
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?,
-			progress_done = 0, progress_total = 0, progress_message = '', version = version + 1, lease_until = ? WHERE id = ?`,
-			fmtTime(s.cfg.Now()), s.leaseArg(), id); err != nil {
+		if err := s.rows.ClaimJob(ctx, tx.Tx, id, fmtTime(s.cfg.Now()), s.leaseArg()); err != nil {
 			return fmt.Errorf("starting job %s: %w", id, err)
 		}
 		r.attempts++
@@ -206,11 +205,11 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 
 // prepare lists job r's inputs and empties its output directory.
 func (s *Service) prepare(ctx context.Context, r *jobRow) (*Run, error) {
-	var input string
-	if err := s.read.QueryRowContext(ctx, `SELECT input FROM jobs WHERE id = ?`, r.id).Scan(&input); err != nil {
+	input, err := s.rows.GetJobInput(ctx, r.id)
+	if err != nil {
 		return nil, fmt.Errorf("reading job %s's input: %w", r.id, err)
 	}
-	files, err := loadFiles(ctx, s.read, r.id)
+	files, err := s.loadFiles(ctx, r.id)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +268,7 @@ func (s *Service) progressFunc(ctx context.Context, id string, entry *runEntry) 
 		entry.mu.Unlock()
 		s.publish(id, Event{Kind: EventProgress, Version: version, State: Running, Progress: &p})
 		if save && ctx.Err() == nil {
-			if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET progress_done = ?, progress_total = ?, progress_message = ?
-				WHERE id = ? AND state = 'running'`, p.Done, p.Total, p.Message, id); err != nil && ctx.Err() == nil {
+			if err := s.rows.SaveRunningProgress(ctx, id, p.Done, p.Total, p.Message); err != nil && ctx.Err() == nil {
 				s.log.Warn("jobs: saving progress", "job", id, "error", err)
 			}
 		}
@@ -298,7 +296,7 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 	progress, _ := entry.snapshot()
 	var final State
 	err := s.withTx(ctx, func(tx *txn) error {
-		cur, err := getRow(ctx, tx, r.id)
+		cur, err := s.getRow(ctx, tx, r.id)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -308,16 +306,15 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 		if cur.state != Running || cur.ticket != ticket {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET progress_done = ?, progress_total = ?, progress_message = ? WHERE id = ?`,
-			progress.Done, progress.Total, progress.Message, r.id); err != nil {
+		if err := s.rows.SaveProgress(ctx, tx.Tx, r.id, progress.Done, progress.Total, progress.Message); err != nil {
 			return fmt.Errorf("saving job %s's progress: %w", r.id, err)
 		}
 		switch {
 		case herr == nil:
 			now := fmtTime(s.cfg.Now())
 			for _, f := range outputs {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO job_files (job_id, name, role, media_type, size_bytes, sha256, source, created_at)
-					VALUES (?, ?, 'output', ?, ?, ?, 'job', ?)`, r.id, f.Name, f.MediaType, f.SizeBytes, f.SHA256, now); err != nil {
+				if err := s.rows.InsertOutputFile(ctx, tx.Tx, r.id, store.JobFileRecord{Name: f.Name, MediaType: f.MediaType,
+					SizeBytes: f.SizeBytes, SHA256: f.SHA256, CreatedAt: now}); err != nil {
 					return fmt.Errorf("inserting job %s's output: %w", r.id, err)
 				}
 			}
@@ -459,7 +456,7 @@ func (s *Service) recoverJobs(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		err := s.withTx(ctx, func(tx *txn) error {
-			r, err := getRow(ctx, tx, id)
+			r, err := s.getRow(ctx, tx, id)
 			if err != nil {
 				return err
 			}
@@ -540,8 +537,7 @@ func (s *Service) holdLease(id string, ticket int64) (stop func()) {
 			case <-tick.C:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.LeaseTTL/3)
-			_, err := s.db.ExecContext(ctx, `UPDATE jobs SET lease_until = ? WHERE id = ? AND ticket = ? AND state = 'running'`,
-				s.leaseArg(), id, ticket)
+			err := s.rows.RenewLease(ctx, id, ticket, s.leaseArg())
 			cancel()
 			if err != nil {
 				s.log.Warn("jobs: renewing a running job's lease", "job", id, "error", err)
