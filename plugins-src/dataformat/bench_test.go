@@ -1,74 +1,16 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/policy"
-	"github.com/toolhost/toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
-
-// buildModule builds the package in dir as make wasm does (-trimpath -tags
-// guestgen) and returns the module's path.
-func buildModule(b *testing.B, dir string) string {
-	b.Helper()
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := filepath.Join(b.TempDir(), filepath.Base(abs)+".wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "guestgen", "-buildmode=c-shared", "-o", out, dir)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building: %v\n%s", err, msg)
-	}
-	if fi, err := os.Stat(out); err == nil {
-		b.Logf("%s: %d bytes", filepath.Base(out), fi.Size())
-	}
-	return out
-}
-
-// loadModule loads path in a runtime of its own on the default platform.
-func loadModule(b *testing.B, path string, cfg host.Config) *wasmtool.Tool {
-	b.Helper()
-	ctx := context.Background()
-	rt, err := host.NewRuntime(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { rt.Close(ctx) })
-	l, err := wasmtool.NewLoader(rt, wasmtool.Config{Platform: policy.DefaultPlatform()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tool, err := l.LoadFile(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { tool.Close(ctx) })
-	return tool
-}
 
 // BenchmarkLoad is the module's load on a cold compilation cache: wazero's
 // compile, the pre-initialisation and describe; the text package's module
 // beside it, a reference under the same machine load.
-func BenchmarkLoad(b *testing.B) {
-	for _, dir := range []string{".", "../text"} {
-		path := buildModule(b, dir)
-		b.Run(filepath.Base(path), func(b *testing.B) {
-			for b.Loop() {
-				loadModule(b, path, host.Config{CacheDir: b.TempDir()})
-			}
-		})
-	}
-}
+func BenchmarkLoad(b *testing.B) { bundledtest.BenchLoad(b, "dataformat", "text") }
 
 // BenchmarkFreshItem is the whole per-item path — strict decoding, input
 // validation, a fresh instance from the pre-initialised image, compute,
@@ -81,43 +23,17 @@ func BenchmarkFreshItem(b *testing.B) {
 	tomlDoc := strings.Repeat(`[[user]]\nname = \"Zoë\"\nage = 31\ntags = [\"a\", \"b\"]\n`, 22)
 	csvDoc := `name,age,tags\n` + strings.Repeat(`Zoë,31,\"a,b\"\n`, 64)
 	xmlDoc := `<users>` + strings.Repeat(`<user age=\"31\"><name>Zoë</name><tag>a</tag></user>`, 20) + `</users>`
-	items := []struct{ name, code, params string }{
-		{"yaml_to_json", "yaml_json", `{"operation":"yaml_to_json","text":"` + yamlDoc + `"}`},
-		{"json_to_yaml", "yaml_json", `{"operation":"json_to_yaml","text":"` + users + `"}`},
-		{"toml_to_json", "toml_json", `{"operation":"toml_to_json","text":"` + tomlDoc + `"}`},
-		{"json_to_toml", "toml_json", `{"operation":"json_to_toml","text":"{\"user\":` + users + `}"}`},
-		{"csv_to_json", "csv_json", `{"operation":"csv_to_json","text":"` + csvDoc + `"}`},
-		{"json_to_csv", "csv_json", `{"operation":"json_to_csv","text":"` + users + `"}`},
-		{"xml_format", "xml", `{"operation":"format","text":"` + xmlDoc + `"}`},
-		{"json_diff", "json_diff", `{"operation":"diff","a":"` + users + `","b":"` + strings.Replace(users, "31", "32", 3) + `"}`},
-		{"json_query", "json_query", `{"operation":"query","text":"` + users + `","query":"$[?@.age > 30].name"}`},
-		{"query_string_parse", "query_string", `{"operation":"parse","text":"https://x.test/?` + strings.Repeat("q=caf%C3%A9+au+lait&tag=a&", 40) + `"}`},
+	items := []bundledtest.BenchItem{
+		{Name: "yaml_to_json", Code: "yaml_json", Params: `{"operation":"yaml_to_json","text":"` + yamlDoc + `"}`},
+		{Name: "json_to_yaml", Code: "yaml_json", Params: `{"operation":"json_to_yaml","text":"` + users + `"}`},
+		{Name: "toml_to_json", Code: "toml_json", Params: `{"operation":"toml_to_json","text":"` + tomlDoc + `"}`},
+		{Name: "json_to_toml", Code: "toml_json", Params: `{"operation":"json_to_toml","text":"{\"user\":` + users + `}"}`},
+		{Name: "csv_to_json", Code: "csv_json", Params: `{"operation":"csv_to_json","text":"` + csvDoc + `"}`},
+		{Name: "json_to_csv", Code: "csv_json", Params: `{"operation":"json_to_csv","text":"` + users + `"}`},
+		{Name: "xml_format", Code: "xml", Params: `{"operation":"format","text":"` + xmlDoc + `"}`},
+		{Name: "json_diff", Code: "json_diff", Params: `{"operation":"diff","a":"` + users + `","b":"` + strings.Replace(users, "31", "32", 3) + `"}`},
+		{Name: "json_query", Code: "json_query", Params: `{"operation":"query","text":"` + users + `","query":"$[?@.age > 30].name"}`},
+		{Name: "query_string_parse", Code: "query_string", Params: `{"operation":"parse","text":"https://x.test/?` + strings.Repeat("q=caf%C3%A9+au+lait&tag=a&", 40) + `"}`},
 	}
-	path := buildModule(b, ".")
-	cache := b.TempDir()
-	for _, mode := range []struct {
-		name  string
-		fresh bool
-	}{{"fresh", true}, {"pooled", false}} {
-		tool := loadModule(b, path, host.Config{CacheDir: cache, FreshInstances: mode.fresh})
-		for _, it := range items {
-			b.Run(mode.name+"/"+it.name, func(b *testing.B) {
-				b.ReportAllocs()
-				var times []time.Duration
-				var fuel int64
-				for b.Loop() {
-					start := time.Now()
-					out, err := tool.Run(context.Background(), it.code, []byte(it.params), wasmtool.Deadlines{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					times = append(times, time.Since(start))
-					fuel = out.FuelUsed
-				}
-				slices.Sort(times)
-				b.ReportMetric(float64(times[len(times)/2].Microseconds()), "median-µs")
-				b.ReportMetric(float64(fuel)/1e6, "Mfuel")
-			})
-		}
-	}
+	bundledtest.BenchItems(b, "dataformat", items)
 }

@@ -1,74 +1,16 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/policy"
-	"github.com/toolhost/toolhost/internal/wasmtool"
+	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
-
-// buildModule builds the package in dir as make wasm does (-trimpath -tags
-// guestgen) and returns the module's path.
-func buildModule(b *testing.B, dir string) string {
-	b.Helper()
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := filepath.Join(b.TempDir(), filepath.Base(abs)+".wasm")
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "guestgen", "-buildmode=c-shared", "-o", out, dir)
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("building: %v\n%s", err, msg)
-	}
-	if fi, err := os.Stat(out); err == nil {
-		b.Logf("%s: %d bytes", filepath.Base(out), fi.Size())
-	}
-	return out
-}
-
-// loadModule loads path in a runtime of its own on the default platform.
-func loadModule(b *testing.B, path string, cfg host.Config) *wasmtool.Tool {
-	b.Helper()
-	ctx := context.Background()
-	rt, err := host.NewRuntime(ctx, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { rt.Close(ctx) })
-	l, err := wasmtool.NewLoader(rt, wasmtool.Config{Platform: policy.DefaultPlatform()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tool, err := l.LoadFile(ctx, path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { tool.Close(ctx) })
-	return tool
-}
 
 // BenchmarkLoad is the module's load on a cold compilation cache: wazero's
 // compile, the pre-initialisation and describe; the text package's module
 // beside it, a reference under the same machine load.
-func BenchmarkLoad(b *testing.B) {
-	for _, dir := range []string{".", "../text"} {
-		path := buildModule(b, dir)
-		b.Run(filepath.Base(path), func(b *testing.B) {
-			for b.Loop() {
-				loadModule(b, path, host.Config{CacheDir: b.TempDir()})
-			}
-		})
-	}
-}
+func BenchmarkLoad(b *testing.B) { bundledtest.BenchLoad(b, "textkit", "text") }
 
 // BenchmarkFreshItem is the whole per-item path — strict decoding, input
 // validation, a fresh instance from the pre-initialised image, compute,
@@ -77,44 +19,18 @@ func BenchmarkLoad(b *testing.B) {
 func BenchmarkFreshItem(b *testing.B) {
 	kib := strings.Repeat("Héllo Wörld, ", 1024/14+1)[:1024]
 	lines := strings.Repeat(`pear 12\napple 3\n  Banana\t\n`, 40)
-	items := []struct{ name, code, params string }{
-		{"text_stats", "text_stats", `{"operation":"count","text":"` + kib + `"}`},
-		{"lines_sort", "lines", `{"operation":"sort","text":"` + lines + `","numeric":true}`},
-		{"whitespace_collapse", "whitespace", `{"operation":"collapse","text":"` + lines + `"}`},
-		{"line_endings_convert", "line_endings", `{"operation":"convert","text":"` + lines + `","to":"crlf"}`},
-		{"unicode_normalize_nfd", "unicode_normalize", `{"operation":"normalize","text":"` + kib + `","form":"nfd"}`},
-		{"html_entities_encode", "html_entities", `{"operation":"encode","text":"` + kib + `","mode":"non_ascii"}`},
-		{"string_escape_json", "string_escape", `{"operation":"json_escape","text":"` + kib + `","ascii":true}`},
-		{"rot13", "rot13", `{"operation":"rot13","text":"` + kib + `"}`},
-		{"lorem_ipsum_paragraph", "lorem_ipsum", `{"operation":"generate","unit":"paragraphs","count":2,"seed":7}`},
-		{"line_diff", "line_diff", `{"operation":"unified","old":"` + lines + `","new":"` + strings.Replace(lines, "apple", "apricot", 5) + `"}`},
-		{"regex_extract", "regex", `{"operation":"extract","pattern":"(\\p{L}+) (\\p{L}+)","text":"` + kib + `"}`},
+	items := []bundledtest.BenchItem{
+		{Name: "text_stats", Code: "text_stats", Params: `{"operation":"count","text":"` + kib + `"}`},
+		{Name: "lines_sort", Code: "lines", Params: `{"operation":"sort","text":"` + lines + `","numeric":true}`},
+		{Name: "whitespace_collapse", Code: "whitespace", Params: `{"operation":"collapse","text":"` + lines + `"}`},
+		{Name: "line_endings_convert", Code: "line_endings", Params: `{"operation":"convert","text":"` + lines + `","to":"crlf"}`},
+		{Name: "unicode_normalize_nfd", Code: "unicode_normalize", Params: `{"operation":"normalize","text":"` + kib + `","form":"nfd"}`},
+		{Name: "html_entities_encode", Code: "html_entities", Params: `{"operation":"encode","text":"` + kib + `","mode":"non_ascii"}`},
+		{Name: "string_escape_json", Code: "string_escape", Params: `{"operation":"json_escape","text":"` + kib + `","ascii":true}`},
+		{Name: "rot13", Code: "rot13", Params: `{"operation":"rot13","text":"` + kib + `"}`},
+		{Name: "lorem_ipsum_paragraph", Code: "lorem_ipsum", Params: `{"operation":"generate","unit":"paragraphs","count":2,"seed":7}`},
+		{Name: "line_diff", Code: "line_diff", Params: `{"operation":"unified","old":"` + lines + `","new":"` + strings.Replace(lines, "apple", "apricot", 5) + `"}`},
+		{Name: "regex_extract", Code: "regex", Params: `{"operation":"extract","pattern":"(\\p{L}+) (\\p{L}+)","text":"` + kib + `"}`},
 	}
-	path := buildModule(b, ".")
-	cache := b.TempDir()
-	for _, mode := range []struct {
-		name  string
-		fresh bool
-	}{{"fresh", true}, {"pooled", false}} {
-		tool := loadModule(b, path, host.Config{CacheDir: cache, FreshInstances: mode.fresh})
-		for _, it := range items {
-			b.Run(mode.name+"/"+it.name, func(b *testing.B) {
-				b.ReportAllocs()
-				var times []time.Duration
-				var fuel int64
-				for b.Loop() {
-					start := time.Now()
-					out, err := tool.Run(context.Background(), it.code, []byte(it.params), wasmtool.Deadlines{})
-					if err != nil {
-						b.Fatal(err)
-					}
-					times = append(times, time.Since(start))
-					fuel = out.FuelUsed
-				}
-				slices.Sort(times)
-				b.ReportMetric(float64(times[len(times)/2].Microseconds()), "median-µs")
-				b.ReportMetric(float64(fuel)/1e6, "Mfuel")
-			})
-		}
-	}
+	bundledtest.BenchItems(b, "textkit", items)
 }

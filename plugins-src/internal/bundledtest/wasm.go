@@ -68,7 +68,7 @@ type twin struct {
 
 // loadIn loads the module file path in a new runtime of cfg, on the
 // default platform policy.
-func loadIn(t *testing.T, path string, cfg host.Config) (*wasmtool.Tool, *host.Runtime) {
+func loadIn(t testing.TB, path string, cfg host.Config) (*wasmtool.Tool, *host.Runtime) {
 	t.Helper()
 	ctx := context.Background()
 	rt, err := host.NewRuntime(ctx, cfg)
