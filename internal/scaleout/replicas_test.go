@@ -400,26 +400,46 @@ type jobDoc struct {
 
 func (r *replica) job(t *testing.T, token, id string) jobDoc {
 	t.Helper()
-	status, _, body := r.do(t, "GET", "/api/v1/jobs/"+id, token, nil, "")
-	var j jobDoc
-	if status != http.StatusOK || json.Unmarshal(body, &j) != nil {
+	j, status, body := r.read(t, token, id)
+	if status != http.StatusOK {
 		t.Fatalf("job %s from %s: %d %s", id, r.name, status, body)
 	}
 	return j
 }
 
-// final polls the job until it has ended.
+// read reads the job once, answering its status and body as they came
+// when they are not a job document.
+func (r *replica) read(t *testing.T, token, id string) (jobDoc, int, []byte) {
+	t.Helper()
+	status, _, body := r.do(t, "GET", "/api/v1/jobs/"+id, token, nil, "")
+	var j jobDoc
+	if status == http.StatusOK && json.Unmarshal(body, &j) != nil {
+		return j, 0, body
+	}
+	return j, status, body
+}
+
+// final polls the job until it has ended. A 503 tools.store.busy is the
+// store's retryable answer while a connection the kill or the load broke
+// is being replaced: it is read again, like a client following the
+// answer's Retry-After would.
 func (r *replica) final(t *testing.T, token, id string, within time.Duration) jobDoc {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
-		j := r.job(t, token, id)
-		switch j.State {
-		case "succeeded", "failed", "cancelled":
-			return j
+		j, status, body := r.read(t, token, id)
+		switch {
+		case status == http.StatusServiceUnavailable && bytes.Contains(body, []byte(`"tools.store.busy"`)):
+		case status != http.StatusOK:
+			t.Fatalf("job %s from %s: %d %s", id, r.name, status, body)
+		default:
+			switch j.State {
+			case "succeeded", "failed", "cancelled":
+				return j
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("job %s is still %s after %v (lost?)", id, j.State, within)
+			t.Fatalf("job %s is still %s after %v (lost?; last answer %d)", id, j.State, within, status)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
