@@ -289,12 +289,18 @@ func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service
 		Owner: s.owner(c), Type: p.Job.Type, Input: raw, Files: files,
 		References: references, Accept: accept, MaxFileBytes: maxBytes,
 		Secrets: run.Secrets(svc),
+		// With the files known, the input is checked again as the job
+		// will run it: a required file a form did not upload is refused
+		// as a JSON body without it is.
+		Check: func(names []string) error {
+			return run.CheckJobInput(svc, input, func(name string) bool { return slices.Contains(names, name) })
+		},
 	})
 	if err != nil {
 		// An upload that stopped arriving, or a part over its bound, is
 		// the body's refusal; the jobs subsystem left no job and no file.
 		if bodyRefused = s.formRefused(c); !bodyRefused {
-			s.jobsProblem(c, err)
+			s.toolsRefusal(c, err)
 		}
 		return nil, false
 	}

@@ -276,6 +276,13 @@ type Submission struct {
 	// job's row nor shown, only sealed in its folder until its run starts
 	// (secrets.go).
 	Secrets []string
+	// Check, when set, is called with the names of the job's input files
+	// (its uploads and references) once they are all stored, before the
+	// job is written: an error refuses the submission, nothing is left
+	// behind, and Submit returns the error as it is. A multipart body's
+	// files are known only once it has been read, so this is where a
+	// required file that never came is refused.
+	Check func(files []string) error
 }
 
 // Download is an open job file. The caller closes Content; it is an

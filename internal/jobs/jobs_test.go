@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -562,6 +564,7 @@ func TestSubmitRefusals(t *testing.T) {
 			return jobs.Submission{Owner: alice, Type: "pdf", Input: json.RawMessage(`{"tool":"protect"}`), Accept: []string{sniff.PDF}}
 		}
 		readErr := errors.New("the client went away")
+		errCheck := errors.New("the file input is missing")
 
 		tests := []struct {
 			name  string
@@ -605,6 +608,15 @@ func TestSubmitRefusals(t *testing.T) {
 					}
 				}
 			}, want: readErr},
+			{name: "a check that refuses the files", edit: func(s *jobs.Submission) {
+				s.Files = jobs.Uploads(upload("b.pdf", pdf), upload("a.pdf", pdf))
+				s.Check = func(names []string) error {
+					if !slices.Equal(names, []string{"a.pdf", "b.pdf"}) {
+						return fmt.Errorf("checked %v, want the stored files by name", names)
+					}
+					return errCheck
+				}
+			}, want: errCheck},
 			{name: "no owner", edit: func(s *jobs.Submission) { s.Owner = "" }, want: jobs.ErrInvalid},
 			{name: "unknown type", edit: func(s *jobs.Submission) { s.Type = "nope" }, want: jobs.ErrUnknownType},
 			{name: "input not an object", edit: func(s *jobs.Submission) { s.Input = json.RawMessage(`[1]`) }, want: jobs.ErrInvalid},

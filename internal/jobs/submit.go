@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,6 +144,11 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input, 
 		}
 		refs = append(refs, ref)
 		files = append(files, f)
+	}
+	if sub.Check != nil {
+		if err := sub.Check(slices.Sorted(maps.Keys(names))); err != nil {
+			return nil, err
+		}
 	}
 	for _, dir := range []string{s.inDir(id), s.jobDir(id), s.root} {
 		if err := syncDir(dir); err != nil {

@@ -29,11 +29,16 @@ import (
 // before the tool runs (415 tools.run.file_type, on the run route and on
 // POST /jobs) spends none of the caller's quota: with an allowance of one
 // pdf_protect run, any number of refused uploads leave it whole, the run
-// after them is admitted, and only the run after that is refused 429.
+// after them is admitted, and only the run after that is refused 429. A
+// form without the tool's required file part is refused like a JSON body
+// without it (422 tools.run.invalid_input naming "file"), once the form
+// has been read, costs nothing either and leaves no job behind.
 func TestRefusedUploadCostsNothing(t *testing.T) {
 	clock := &guardClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	var cost int
+	data := t.TempDir()
 	r := startConfigured(t, nil, true, func(c *server.Config) {
+		c.DataDir = data
 		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
 		cost = 3 // one run of pdf_protect (cost 2), not two
 		tb := guard.DefaultTable()
@@ -59,9 +64,17 @@ func TestRefusedUploadCostsNothing(t *testing.T) {
 			part{name: "job", content: []byte(`{"type":"pdf","input":{"tool":"protect","user_password":"a","owner_password":"b"}}`)},
 			part{name: "file", content: png, file: true})
 		problemCode(t, "a PNG job", status, h, body, http.StatusUnsupportedMediaType, contracts.ProblemFileType)
+		status, h, body = r.doMultipart("/api/v1/tools/pdf_protect/run", r.token, part{name: "input", content: input})
+		missingFile(t, "a run form without its file", status, h, body)
+		status, h, body = r.doMultipart("/api/v1/jobs", r.token,
+			part{name: "job", content: []byte(`{"type":"pdf","input":{"tool":"protect","user_password":"a","owner_password":"b"}}`)})
+		missingFile(t, "a job form without its file", status, h, body)
 		if t.Failed() {
 			t.Fatalf("refusal %d", i)
 		}
+	}
+	if n, dirs := jobRows(t, data), jobDirs(t, data); n != 0 || len(dirs) != 0 {
+		t.Errorf("the refusals left %d jobs and the folders %v", n, dirs)
 	}
 	letter := readPDF(t, "letter_3pages.pdf")
 	status, _, body := r.doMultipart("/api/v1/tools/pdf_protect/run", r.token,
@@ -74,6 +87,22 @@ func TestRefusedUploadCostsNothing(t *testing.T) {
 		part{name: "input", content: input}, part{name: "wait_ms", content: []byte("0")},
 		part{name: "file", content: letter, file: true})
 	problemCode(t, "the run over the allowance", status, h, body, http.StatusTooManyRequests, contracts.ProblemQuotaExceeded)
+}
+
+// missingFile checks the refusal of a form that did not upload the
+// tool's required "file": 422 tools.run.invalid_input with an issue at
+// /file, as a JSON body without it gets.
+func missingFile(t *testing.T, what string, status int, h http.Header, body []byte) {
+	t.Helper()
+	problemCode(t, what, status, h, body, http.StatusUnprocessableEntity, contracts.ProblemInvalidInput)
+	var p struct {
+		Issues []struct {
+			Path []any `json:"path"`
+		} `json:"issues"`
+	}
+	if err := json.Unmarshal(body, &p); err != nil || len(p.Issues) == 0 || len(p.Issues[0].Path) == 0 || p.Issues[0].Path[0] != "file" {
+		t.Errorf("%s: the issues do not name the file: %s", what, body)
+	}
 }
 
 // TestRunFilesHaveOwner (issue 16, item 6): the files of a finished job
