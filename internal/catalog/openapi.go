@@ -536,7 +536,7 @@ func sessionPaths(p *openapi3.Paths) {
 		Post: &openapi3.Operation{OperationID: "signIn", Tags: []string{"session"}, Security: noSecurity(),
 			Summary:     "Sign a browser in with a user token: sets the session cookie (HttpOnly, SameSite=Strict) and the CSRF cookie.",
 			RequestBody: &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithJSONSchema(body)},
-			Responses:   withProblems(answers(200, jsonAnswer("Signed in.", who.NewRef())), 400, 401, 403, 503)},
+			Responses:   withProblems(answers(200, jsonAnswer("Signed in.", who.NewRef())), 400, 401, 403, 429, 503)},
 		Get: &openapi3.Operation{OperationID: "session", Tags: []string{"session"}, Security: &openapi3.SecurityRequirements{{securitySession: {}}},
 			Summary:   "Who the session cookie signs in.",
 			Responses: withProblems(answers(200, jsonAnswer("The session's caller.", who.NewRef())), 401, 503)},

@@ -90,6 +90,22 @@ func (r *rules) badCredential(ip netip.Addr, now time.Time) bool {
 	return b.n >= RuleCredentialBurstCount
 }
 
+// credentialBlock is how long the credential-burst rule keeps refusing
+// sign-ins from ip: the rest of the window in which it was tripped, or 0
+// when it is not.
+func (r *rules) credentialBlock(ip netip.Addr, now time.Time) time.Duration {
+	if !ip.IsValid() {
+		return 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.creds[guard.AddrKey(ip)]
+	if b == nil || b.n < RuleCredentialBurstCount {
+		return 0
+	}
+	return max(RuleWindow-now.Sub(b.start), 0)
+}
+
 // quota counts a decision of key: refused (a quota or throttle refusal)
 // lengthens its streak and reports whether the streak rule is tripped;
 // anything else ends the streak.

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/abuse"
@@ -39,18 +40,40 @@ type SignedIn struct {
 // returns the session's cookie value and description. A token that does
 // not resolve is an Unauthenticated refusal, abuse-logged and counted like
 // a bad credential on any route; a store too busy to check it is a
-// StoreBusy refusal.
+// StoreBusy refusal. Once RuleCredentialBurstCount tokens that did not
+// resolve have come from the caller's address within RuleWindow (the
+// credential-burst rule), its sign-ins are Throttled until the window
+// ends, whatever token they present, so that guessing tokens through the
+// sign-in page costs a minute per handful and tells nothing.
 func (a *App) SignIn(ctx context.Context, p guard.Presented, token, requestID string) (string, SignedIn, error) {
 	if a.cfg.SignIns == nil {
 		return "", SignedIn{}, &Refusal{Code: Unauthenticated, InvalidCredentials: true,
 			Detail: "This server does not sign browsers in."}
 	}
+	ip := a.clientAddr(ctx, p)
+	if wait := a.rules.credentialBlock(ip, time.Now()); wait > 0 {
+		a.record(ctx, abuse.Entry{IP: ip, Reason: string(guard.ReasonThrottled), RequestID: requestID})
+		if m := a.cfg.Metrics; m != nil {
+			m.CountRefusal(string(guard.ReasonThrottled))
+		}
+		return "", SignedIn{}, &Refusal{Code: Throttled, RetryAfter: wait,
+			Detail: "Too many tokens that are not an active account's came from this address; retry after the Retry-After."}
+	}
 	value, s, err := a.cfg.SignIns.SignIn(ctx, token)
 	if err != nil {
-		return "", SignedIn{}, a.signInRefusal(ctx, p, requestID, err,
+		return "", SignedIn{}, a.signInRefusal(ctx, ip, requestID, err,
 			"The token is not that of an active account.")
 	}
 	return value, s, nil
+}
+
+// clientAddr is the address of the client that presented p, behind the
+// trusted proxies, as Resolve records it for a caller without
+// credentials.
+func (a *App) clientAddr(ctx context.Context, p guard.Presented) netip.Addr {
+	p.Authorization, p.Cookie = "", nil
+	anon, _ := a.guard.Resolve(ctx, p, nil)
+	return anon.IP
 }
 
 // Session describes the browser session value names; a value that does
@@ -89,7 +112,7 @@ func (a *App) SignOut(ctx context.Context, value string) error {
 }
 
 // signInRefusal is the refusal of a sign-in that failed with err.
-func (a *App) signInRefusal(ctx context.Context, p guard.Presented, requestID string, err error, detail string) error {
+func (a *App) signInRefusal(ctx context.Context, ip netip.Addr, requestID string, err error, detail string) error {
 	if errors.Is(err, guard.ErrUnavailable) {
 		a.log.Warn("credential store busy", "request_id", requestID, "err", err)
 		return storeBusy()
@@ -97,11 +120,6 @@ func (a *App) signInRefusal(ctx context.Context, p guard.Presented, requestID st
 	if !errors.Is(err, guard.ErrInvalidCredentials) {
 		return err
 	}
-	// Resolved without credentials: the client address behind the
-	// trusted proxies, as Resolve records it.
-	p.Authorization, p.Cookie = "", nil
-	anon, _ := a.guard.Resolve(ctx, p, nil)
-	ip := anon.IP
 	a.record(ctx, abuse.Entry{IP: ip, Reason: string(guard.ReasonUnauthenticated), RequestID: requestID})
 	if ip.IsValid() && a.rules.badCredential(ip, time.Now()) {
 		a.record(ctx, abuse.Entry{IP: ip, Reason: RuleCredentialBurst, RequestID: requestID})

@@ -9,10 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/run"
 	"github.com/toolhost/toolhost/internal/server"
 )
 
@@ -319,5 +322,56 @@ func TestSignInSecureBehindTLS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSignInThrottledAfterABurst: once RuleCredentialBurstCount tokens
+// that do not resolve have come from one address within a minute, its
+// sign-ins are refused 429 tools.caller.throttled with a Retry-After
+// within the minute — a valid token's too, so that a guess learns
+// nothing — and set no cookie; the refusals are abuse-logged. Bad
+// bearer tokens on other routes count toward the same burst.
+func TestSignInThrottledAfterABurst(t *testing.T) {
+	r := start(t, nil)
+	same := browser{header: map[string]string{"Sec-Fetch-Site": "same-origin"}}
+	status, _, body := r.do("GET", "/api/v1/tools/catalog", "th_nope", nil)
+	if status != http.StatusUnauthorized {
+		t.Fatalf("a bad bearer token on the catalogue: %d %s", status, body)
+	}
+	for i := 1; i < run.RuleCredentialBurstCount; i++ {
+		resp, body := r.sendBrowser("POST", "/api/v1/auth/session", same, []byte(`{"token":"th_nope"}`))
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("bad sign-in %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	for _, token := range []string{"th_nope", r.token} {
+		resp, body := r.sendBrowser("POST", "/api/v1/auth/session", same, []byte(`{"token":"`+token+`"}`))
+		if resp.StatusCode != http.StatusTooManyRequests || codeOf(t, body) != "tools.caller.throttled" {
+			t.Fatalf("a sign-in after the burst: %d %s", resp.StatusCode, body)
+		}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
+			t.Errorf("Retry-After %q", resp.Header.Get("Retry-After"))
+		}
+		if len(resp.Cookies()) != 0 {
+			t.Errorf("a throttled sign-in set cookies: %v", resp.Cookies())
+		}
+	}
+	// The token itself still works where it is a bearer token.
+	if status, _, body := r.do("GET", "/api/v1/tools/catalog", r.token, nil); status != http.StatusOK {
+		t.Errorf("the catalogue with the token: %d %s", status, body)
+	}
+	if err := r.srv.Abuse().Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := r.srv.Abuse().List(context.Background(), time.Time{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]int64{}
+	for _, e := range rows {
+		reasons[e.Reason] += e.Count
+	}
+	if reasons["throttled"] != 2 || reasons[run.RuleCredentialBurst] == 0 {
+		t.Errorf("abuse reasons %v", reasons)
 	}
 }
