@@ -61,7 +61,26 @@ type Config struct {
 	// interpreter tier, even when the optimised code is in the cache; for
 	// the tests that compare the tiers, and measurements.
 	InterpretFirst bool
+	// MaxInterpretedBytes bounds the memory the interpreter tier holds at
+	// once (docs/host.md, "Tiered start"), estimated at
+	// [InterpretedBytesPerModuleByte] per byte of each module served from
+	// it: a module loaded under [WithTiering] whose estimate does not fit
+	// beside the modules already on the interpreter is compiled with the
+	// optimising compiler at once, as without tiering. Zero means
+	// [DefaultMaxInterpretedBytes]; negative, no bound.
+	MaxInterpretedBytes int64
 }
+
+// DefaultMaxInterpretedBytes is the default [Config.MaxInterpretedBytes]:
+// room for one or two of the bundled modules on the interpreter at once.
+const DefaultMaxInterpretedBytes = 128 << 20
+
+// InterpretedBytesPerModuleByte is how much memory wazero's interpreter
+// holds per byte of the module it compiled: its lowered code for every
+// function, about 22 bytes per module byte for the Go guests measured
+// (811 MB of lowered code for the 37 MB of the seven bundled modules,
+// docs/performance.md), rounded up.
+const InterpretedBytesPerModuleByte = 24
 
 // Runtime compiles and runs tool modules. It is safe for concurrent use.
 // Close releases it; modules loaded from it stop working.
@@ -80,10 +99,13 @@ type Runtime struct {
 	templatesErr  error
 	templatesOnce sync.Once
 
-	mu       sync.Mutex
-	closed   bool
-	images   []*memoryImage                  // stopped by Close with the runtime
-	compiled map[compiledKey]*sharedCompiled // by engine and module content; see compile
+	mu     sync.Mutex
+	closed bool
+	// interpreted is the estimated memory of the interpreter tiers
+	// serving now (Config.MaxInterpretedBytes).
+	interpreted int64
+	images      []*memoryImage                  // stopped by Close with the runtime
+	compiled    map[compiledKey]*sharedCompiled // by engine and module content; see compile
 }
 
 // track registers an image whose restorer Close must stop.
@@ -104,6 +126,9 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.MaxTableElements == 0 {
 		cfg.MaxTableElements = 100_000
+	}
+	if cfg.MaxInterpretedBytes == 0 {
+		cfg.MaxInterpretedBytes = DefaultMaxInterpretedBytes
 	}
 	rc := wazero.NewRuntimeConfigCompiler().
 		// A running guest is interrupted through the instrumented stop

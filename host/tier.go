@@ -187,13 +187,19 @@ func (m *Module) firstTier(ctx context.Context, final []byte, info instrument.In
 		count(known, &r.cache.codeHits, &r.cache.codeMisses)
 	}
 	if tiered && !known {
-		compiled, release, err := r.interpret(withYieldListener(ctx, info), final)
-		if err != nil {
-			return nil, err
+		if unreserve, ok := r.reserveInterpreted(len(final)); ok {
+			compiled, release, err := r.interpret(withYieldListener(ctx, info), final)
+			if err != nil {
+				unreserve()
+				return nil, err
+			}
+			rt, _ := r.templateRuntime(ctx) // made by interpret
+			m.final = final
+			return &tier{name: TierInterpreter, rt: rt, compiled: compiled, release: func(ctx context.Context) error {
+				defer unreserve()
+				return release(ctx)
+			}}, nil
 		}
-		rt, _ := r.templateRuntime(ctx) // made by interpret
-		m.final = final
-		return &tier{name: TierInterpreter, rt: rt, compiled: compiled, release: release}, nil
 	}
 	compiled, release, err := r.compile(withYieldListener(ctx, info), final)
 	if err != nil {
@@ -201,6 +207,37 @@ func (m *Module) firstTier(ctx context.Context, final []byte, info instrument.In
 	}
 	r.markCompiled(final, info)
 	return &tier{name: TierCompiled, rt: r.wazero, compiled: compiled, release: release}, nil
+}
+
+// reserveInterpreted reserves the estimated memory of an interpreter tier
+// for a module of n bytes (Config.MaxInterpretedBytes) and returns what
+// gives it back, once; false when it does not fit beside the interpreter
+// tiers serving now. Without a bound every reservation fits.
+func (r *Runtime) reserveInterpreted(n int) (func(), bool) {
+	limit := r.cfg.MaxInterpretedBytes
+	est := int64(n) * InterpretedBytesPerModuleByte
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if limit >= 0 && r.interpreted+est > limit {
+		return nil, false
+	}
+	r.interpreted += est
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			r.interpreted -= est
+			r.mu.Unlock()
+		})
+	}, true
+}
+
+// Interpreted is the estimated memory of the interpreter tiers serving
+// now, which [Config.MaxInterpretedBytes] bounds.
+func (r *Runtime) Interpreted() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.interpreted
 }
 
 // Which modules the compilation cache holds.

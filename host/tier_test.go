@@ -310,3 +310,53 @@ func TestOptimiseCancelled(t *testing.T) {
 		t.Fatalf("Optimise after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestInterpreterBudget: the interpreter tiers serving at once stay within
+// Config.MaxInterpretedBytes. A tiered load that does not fit beside them
+// is compiled at once (as without tiering) and gives the same outcome; a
+// tier swapped out or a module closed gives its share back, and the next
+// load fits again.
+func TestInterpreterBudget(t *testing.T) {
+	wasm := hostile(t, "echo")
+	ctx := host.WithTiering(context.Background())
+	unbounded := newRuntime(t, host.Config{MaxInterpretedBytes: -1})
+	m, err := unbounded.Load(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := unbounded.Interpreted()
+	if m.Tier() != host.TierInterpreter || one <= 0 {
+		t.Fatalf("unbounded: Tier %s, Interpreted %d", m.Tier(), one)
+	}
+	m.Close(context.Background())
+	if n := unbounded.Interpreted(); n != 0 {
+		t.Fatalf("after Close: Interpreted %d", n)
+	}
+
+	r := newRuntime(t, host.Config{MaxInterpretedBytes: one})
+	load := func(want string) *host.Module {
+		t.Helper()
+		m, err := r.Load(ctx, wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close(context.Background()) })
+		if m.Tier() != want {
+			t.Fatalf("Tier %s with %d of %d bytes interpreted, want %s", m.Tier(), r.Interpreted(), one, want)
+		}
+		return m
+	}
+	first := load(host.TierInterpreter)
+	second := load(host.TierCompiled)
+	item := tierItem{name: "echo", export: "compute", input: []byte("budget")}
+	if a, b := callOutcome(t, first, item), callOutcome(t, second, item); !a.equal(b) {
+		t.Errorf("interpreted %v, compiled at once %v", a, b)
+	}
+	if err := first.Optimise(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Interpreted(); n != 0 {
+		t.Fatalf("after the swap: Interpreted %d", n)
+	}
+	load(host.TierInterpreter)
+}

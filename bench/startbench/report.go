@@ -95,6 +95,15 @@ func report(w io.Writer, c config, toolhost string, r results) {
 	}
 	rssRow(w, fmt.Sprintf("idle RSS of serve, warm (`VmRSS` %s after ready and every compile)", c.idle), goalRSSBytes, rss(r.warm))
 	rssRow(w, "idle RSS of serve, cold", 0, rss(r.cold))
+	peak := func(fs []startFigures) []int64 {
+		var ns []int64
+		for _, f := range fs {
+			ns = append(ns, f.peakBytes)
+		}
+		return ns
+	}
+	rssRow(w, "peak RSS of serve, cold start (`VmHWM` once every module is compiled)", 0, peak(r.cold))
+	rssRow(w, "peak RSS of serve, warm restart", 0, peak(r.warm))
 
 	if c.skipCheck {
 		return

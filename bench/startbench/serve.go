@@ -49,6 +49,7 @@ type startFigures struct {
 	interpreted int
 	compiled    time.Duration
 	rssBytes    int64 // VmRSS -idle after every module is compiled
+	peakBytes   int64 // VmHWM then: the most serve was resident at once
 }
 
 // check loads module alone with `toolhost check MODULE --cache-dir DIR`:
@@ -230,8 +231,11 @@ func (b *bench) start(ctx context.Context, name, tools, cache, data string) (sta
 	case <-ctx.Done():
 		return f, ctx.Err()
 	}
-	if f.rssBytes, err = vmRSS(p.cmd.Process.Pid); err != nil {
+	if f.rssBytes, err = statusBytes(p.cmd.Process.Pid, "VmRSS"); err != nil {
 		return f, p.failure(name+": reading VmRSS", err)
+	}
+	if f.peakBytes, err = statusBytes(p.cmd.Process.Pid, "VmHWM"); err != nil {
+		return f, p.failure(name+": reading VmHWM", err)
 	}
 	return f, nil
 }
@@ -376,14 +380,15 @@ func hashRun(ctx context.Context, base string) bool {
 	return json.Unmarshal(body, &doc) == nil && doc.Status == "succeeded"
 }
 
-// vmRSS reads VmRSS of pid from /proc, in bytes.
-func vmRSS(pid int) (int64, error) {
+// statusBytes reads the field of pid's /proc status (VmRSS, VmHWM), in
+// bytes.
+func statusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	return parseVmRSS(f)
+	return parseStatusBytes(f, field)
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
@@ -423,17 +428,18 @@ func parseStatCPU(stat string) (time.Duration, error) {
 	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
-// parseVmRSS finds the VmRSS line of a /proc/PID/status document.
-func parseVmRSS(r io.Reader) (int64, error) {
+// parseStatusBytes finds the line of field (VmRSS, VmHWM) in a
+// /proc/PID/status document and returns its value in bytes.
+func parseStatusBytes(r io.Reader, field string) (int64, error) {
 	s := bufio.NewScanner(r)
 	for s.Scan() {
-		rest, ok := strings.CutPrefix(s.Text(), "VmRSS:")
+		rest, ok := strings.CutPrefix(s.Text(), field+":")
 		if !ok {
 			continue
 		}
 		fields := strings.Fields(rest)
 		if len(fields) != 2 || fields[1] != "kB" {
-			return 0, fmt.Errorf("unexpected VmRSS line %q", s.Text())
+			return 0, fmt.Errorf("unexpected %s line %q", field, s.Text())
 		}
 		kb, err := strconv.ParseInt(fields[0], 10, 64)
 		if err != nil {
@@ -444,7 +450,7 @@ func parseVmRSS(r io.Reader) (int64, error) {
 	if err := s.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("no VmRSS line")
+	return 0, fmt.Errorf("no %s line", field)
 }
 
 // freeAddr returns a loopback address with a port free at the time of the

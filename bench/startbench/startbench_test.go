@@ -7,35 +7,41 @@ import (
 	"time"
 )
 
-func TestParseVmRSS(t *testing.T) {
+func TestParseStatusBytes(t *testing.T) {
+	const status = "Name:\ttoolhost\nVmPeak:\t  2000 kB\nVmHWM:\t  234567 kB\nVmRSS:\t  123456 kB\nThreads:\t9\n"
 	tests := []struct {
 		name    string
 		status  string
+		field   string
 		want    int64
 		wantErr bool
 	}{
-		{name: "kB", status: "Name:\ttoolhost\nVmPeak:\t  2000 kB\nVmRSS:\t  123456 kB\nThreads:\t9\n", want: 123456 * 1024},
-		{name: "no line", status: "Name:\ttoolhost\n", wantErr: true},
-		{name: "other unit", status: "VmRSS:\t12 MB\n", wantErr: true},
+		{name: "VmRSS", status: status, field: "VmRSS", want: 123456 * 1024},
+		{name: "VmHWM", status: status, field: "VmHWM", want: 234567 * 1024},
+		{name: "no line", status: "Name:\ttoolhost\n", field: "VmRSS", wantErr: true},
+		{name: "other unit", status: "VmRSS:\t12 MB\n", field: "VmRSS", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseVmRSS(strings.NewReader(tt.status))
+			got, err := parseStatusBytes(strings.NewReader(tt.status), tt.field)
 			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Fatalf("parseVmRSS = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
+				t.Fatalf("parseStatusBytes(%s) = %d, %v; want %d, error %v", tt.field, got, err, tt.want, tt.wantErr)
 			}
 		})
 	}
 }
 
-// TestVmRSSSelf reads this process's own VmRSS, where /proc exists.
+// TestVmRSSSelf reads this process's own VmRSS and VmHWM, where /proc
+// exists.
 func TestVmRSSSelf(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("no /proc here")
 	}
-	n, err := vmRSS(os.Getpid())
-	if err != nil || n <= 0 {
-		t.Fatalf("vmRSS(self) = %d, %v", n, err)
+	for _, field := range []string{"VmRSS", "VmHWM"} {
+		n, err := statusBytes(os.Getpid(), field)
+		if err != nil || n <= 0 {
+			t.Fatalf("statusBytes(self, %s) = %d, %v", field, n, err)
+		}
 	}
 }
 

@@ -126,7 +126,7 @@ const usage = `usage:
   toolhost serve [--addr :8080] [--tools-dir wasm] [--data-dir data] [--cache-dir DIR] [--cache-max-bytes 1GiB]
         [--log-format text|json] [--log-level info] [--guard report|enforce] [--trusted-proxy CIDR]... [--quota-table FILE]
         [--probe-allow CIDRS] [--deprecation true|rfc9745] [--session-cookie NAME]
-        [--spare-workers N] [--shutdown-timeout 1m] [--drain-delay 2s]
+        [--spare-workers N] [--shutdown-timeout 1m] [--drain-delay 2s] [--interpreter-memory 128MiB]
   toolhost run TOOL_CODE [--input FILE|-] [--tools-dir DIR] [--cache-dir DIR] [--cache-max-bytes SIZE] [--probe-allow CIDRS]
   toolhost list [--tools-dir DIR] [--cache-dir DIR] [--cache-max-bytes SIZE] [--probe-allow CIDRS]
   toolhost check MODULE.wasm [--cache-dir DIR] [--cache-max-bytes SIZE]

@@ -54,6 +54,7 @@ func runServe(args []string, stderr io.Writer) error {
 	jobLease := o.Duration("job-lease")
 	filesDir := o.String("files-dir")
 	redisURL := o.String("redis")
+	interpreterMemory := o.Bytes("interpreter-memory")
 	rest, err := o.parse(args, false)
 	if err != nil {
 		return usageOr(err, fmt.Errorf("%w: %v", errUsage, err))
@@ -128,7 +129,7 @@ func runServe(args []string, stderr io.Writer) error {
 		Store:            data.store,
 		Jobs:             server.JobsConfig{RescueAfter: *rescueAfter, LeaseTTL: *jobLease, FilesDir: *filesDir},
 		Redis:            *redisURL,
-		Loading:          server.LoadingConfig{Background: true},
+		Loading:          loading(*interpreterMemory),
 	})
 	if err != nil {
 		return err
@@ -173,3 +174,13 @@ func runServe(args []string, stderr io.Writer) error {
 // metricsHeaderTimeout bounds a scrape's request header on the
 // --metrics-addr listener.
 const metricsHeaderTimeout = 10 * time.Second
+
+// loading is serve's LoadingConfig: modules are published as they load,
+// with at most interpreterMemory bytes of them on the interpreter at once
+// (--interpreter-memory; 0 turns the tiered start off).
+func loading(interpreterMemory int64) server.LoadingConfig {
+	if interpreterMemory == 0 {
+		return server.LoadingConfig{Background: true, Untiered: true}
+	}
+	return server.LoadingConfig{Background: true, InterpretedBytes: interpreterMemory}
+}

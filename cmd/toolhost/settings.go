@@ -70,6 +70,8 @@ var settings = []setting{
 		Help: "where compiled modules and their images are cached (shared by every command and server using it); empty for no cache"},
 	{Name: "cache-max-bytes", Env: "TOOLHOST_CACHE_MAX_BYTES", Value: "SIZE", Default: "1GiB",
 		Help: "the cache folder's bound: past it the least recently used compiled modules and images are removed; bytes, or with a unit (500MB, 2GiB); 0 for no bound"},
+	{Name: "interpreter-memory", Env: "TOOLHOST_INTERPRETER_MEMORY", Value: "SIZE", Default: "128MiB",
+		Help: "on a cold cache, how much memory the modules served from wazero's interpreter while their optimised compile runs may hold at once (estimated, docs/host.md \"Tiered start\"); a module that does not fit is published once compiled; 0 serves none from the interpreter"},
 	{Name: "log-format", Env: "TOOLHOST_LOG_FORMAT", Value: "text|json", Default: "text",
 		Help: "the log's format"},
 	{Name: "log-level", Env: "TOOLHOST_LOG_LEVEL", Value: "debug|info|warn|error", Default: "info",
@@ -114,7 +116,7 @@ func lookupSetting(name string) (setting, bool) {
 // commandSettings is each command's settings, as its flag set registers
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
-	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "store", "job-rescue-after", "job-lease", "files-dir", "cache-dir", "cache-max-bytes", "log-format", "log-level", "guard",
+	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "store", "job-rescue-after", "job-lease", "files-dir", "cache-dir", "cache-max-bytes", "interpreter-memory", "log-format", "log-level", "guard",
 		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "cors-origin", "spare-workers", "shutdown-timeout", "drain-delay", "redis"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},

@@ -138,6 +138,11 @@ type LoadingConfig struct {
 	// Untiered turns the tiered start off (ToolsConfig.Tiered): every
 	// module is published only once its optimised compile has ended.
 	Untiered bool
+	// InterpretedBytes bounds the memory of the modules served from the
+	// interpreter at once during a tiered start
+	// (host.Config.MaxInterpretedBytes): 0 takes
+	// host.DefaultMaxInterpretedBytes, negative is no bound.
+	InterpretedBytes int64
 }
 
 // GuardConfig is the part of guard.Config a process chooses.

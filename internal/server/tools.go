@@ -100,7 +100,8 @@ func OpenTools(ctx context.Context, cfg ToolsConfig) (_ *Tools, err error) {
 			t.Close(context.Background())
 		}
 	}()
-	if t.Runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir, LogLevel: cfg.LogLevel}); err != nil {
+	if t.Runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir, LogLevel: cfg.LogLevel,
+		MaxInterpretedBytes: cfg.Loading.InterpretedBytes}); err != nil {
 		return nil, fmt.Errorf("opening the WASM runtime: %w", err)
 	}
 	ld := cfg.Loading
