@@ -171,3 +171,18 @@ func TestServeLogLevelRefused(t *testing.T) {
 		})
 	}
 }
+
+// --interpreter-memory is the bound of the interpreter tiers on a cold
+// start; 0 turns the tiered start off. Either way serve publishes the
+// modules as they load, in the background.
+func TestServeInterpreterMemory(t *testing.T) {
+	if l := loading(0); !l.Untiered || !l.Background {
+		t.Errorf("loading(0) = %+v, want untiered, in the background", l)
+	}
+	if l := loading(64 << 20); l.Untiered || !l.Background || l.InterpretedBytes != 64<<20 {
+		t.Errorf("loading(64 MiB) = %+v", l)
+	}
+	if err := runServe([]string{"--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--interpreter-memory", "-1"}, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("--interpreter-memory -1: %v, want a usage error", err)
+	}
+}
