@@ -15,14 +15,20 @@ import "sync/atomic"
 // An image lookup is a Load of a module that can be imaged, looking for
 // the memory image its initialiser left: a hit skips running the
 // initialiser (a template run), a miss runs it.
+//
+// A load lookup is a Load looking for what instrumenting the module gave
+// (loadcache.go): a hit skips instrumenting it and finds its image too
+// (counted an image hit as well), a miss instruments it. A runtime
+// without a build ID to key the entries by counts none.
 type CacheStats struct {
 	CodeHits, CodeMisses   uint64
 	ImageHits, ImageMisses uint64
+	LoadHits, LoadMisses   uint64
 }
 
 // cacheCounters are a runtime's CacheStats, kept atomically.
 type cacheCounters struct {
-	codeHits, codeMisses, imageHits, imageMisses atomic.Uint64
+	codeHits, codeMisses, imageHits, imageMisses, loadHits, loadMisses atomic.Uint64
 }
 
 // count adds one lookup to hits or misses.
@@ -40,5 +46,6 @@ func (r *Runtime) CacheStats() CacheStats {
 	return CacheStats{
 		CodeHits: c.codeHits.Load(), CodeMisses: c.codeMisses.Load(),
 		ImageHits: c.imageHits.Load(), ImageMisses: c.imageMisses.Load(),
+		LoadHits: c.loadHits.Load(), LoadMisses: c.loadMisses.Load(),
 	}
 }

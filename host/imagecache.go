@@ -60,10 +60,16 @@ func (r *Runtime) imageCachePath(rewritten []byte) string {
 	if r.cfg.CacheDir == "" {
 		return ""
 	}
+	return filepath.Join(r.cfg.CacheDir, imageCacheDir, imageCacheKey(rewritten)+".img")
+}
+
+// imageCacheKey names the entry of the instrumented module rewritten: the
+// hex SHA-256 of imageCacheVersion and its bytes.
+func imageCacheKey(rewritten []byte) string {
 	h := sha256.New()
 	h.Write([]byte(imageCacheVersion))
 	h.Write(rewritten)
-	return filepath.Join(r.cfg.CacheDir, imageCacheDir, hex.EncodeToString(h.Sum(nil))+".img")
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // readCachedImage returns the entry at path, or false when there is none

@@ -132,3 +132,86 @@ func TestImageCacheHitTouches(t *testing.T) {
 		t.Error("readCachedImage found an entry that vanished")
 	}
 }
+
+// TestLoadCache: a warm load of an imaged module skips instrumenting it —
+// the load entry written by the first load gives its instrument.Info and
+// its image entry — and behaves as the cold one did, with the same output
+// and fuel; a load entry that does not match its checksum, or whose
+// image entry is gone, is a miss, and the load instruments the module and
+// writes both again.
+func TestLoadCache(t *testing.T) {
+	if buildID() == "" {
+		t.Skip("this test binary has no Go build ID to key load entries by")
+	}
+	wasm := testmodule.WAT(t, "init_state")
+	dir := t.TempDir()
+	ctx := context.Background()
+	type outcome struct {
+		output []byte
+		fuel   int64
+		stats  CacheStats
+	}
+	load := func(what string) outcome {
+		t.Helper()
+		r := newTestRuntime(t, Config{CacheDir: dir})
+		m, err := r.Load(ctx, wasm)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		defer m.Close(ctx)
+		if m.image == nil {
+			t.Fatalf("%s: the module is not imaged: %v", what, m.imageErr)
+		}
+		res, err := m.Call(ctx, "compute", nil, Limits{})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return outcome{res.Output, res.FuelUsed, r.CacheStats()}
+	}
+	cold := load("the first load")
+	if st := cold.stats; st.LoadHits != 0 || st.LoadMisses != 1 || st.ImageMisses != 1 {
+		t.Fatalf("the first load: CacheStats = %+v, want a load and an image miss", st)
+	}
+	entries, _ := filepath.Glob(filepath.Join(dir, loadCacheDir, "*.json"))
+	if len(entries) != 1 {
+		t.Fatalf("load entries %v, want one", entries)
+	}
+	warm := load("a warm load")
+	if st := warm.stats; st.LoadHits != 1 || st.LoadMisses != 0 || st.ImageHits != 1 {
+		t.Fatalf("a warm load: CacheStats = %+v, want a load and an image hit", st)
+	}
+	if !bytes.Equal(warm.output, cold.output) || warm.fuel != cold.fuel {
+		t.Fatalf("a warm load gave %q with fuel %d, the cold one %q with fuel %d", warm.output, warm.fuel, cold.output, cold.fuel)
+	}
+
+	raw, err := os.ReadFile(entries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := bytes.Replace(raw, []byte(`"Start":`), []byte(`"start":`), 1)
+	if bytes.Equal(damaged, raw) {
+		t.Fatalf("the entry has no Start member to damage: %s", raw)
+	}
+	if err := os.WriteFile(entries[0], damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := load("a damaged load entry")
+	if st := again.stats; st.LoadHits != 0 || st.LoadMisses != 1 || !bytes.Equal(again.output, cold.output) {
+		t.Fatalf("a damaged load entry: CacheStats = %+v, output %q", st, again.output)
+	}
+	if now, err := os.ReadFile(entries[0]); err != nil || !bytes.Equal(now, raw) {
+		t.Fatalf("the damaged entry was not written again: %v", err)
+	}
+
+	images, _ := filepath.Glob(filepath.Join(dir, imageCacheDir, "*.img"))
+	for _, p := range images {
+		os.Remove(p)
+	}
+	gone := load("a load entry without its image")
+	if st := gone.stats; st.LoadHits != 0 || st.LoadMisses != 1 || st.ImageMisses != 1 || !bytes.Equal(gone.output, cold.output) {
+		t.Fatalf("a load entry without its image: CacheStats = %+v, output %q", st, gone.output)
+	}
+	if st := load("after it").stats; st.LoadHits != 1 {
+		t.Fatalf("the load after a miss: CacheStats = %+v, want a load hit", st)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -55,6 +56,12 @@ type Module struct {
 // imports only what the host provides. A refusal wraps [ErrModule],
 // [ErrImport] or [ErrExport] and names what was wrong.
 func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
+	return r.load(ctx, wasm, true)
+}
+
+// load is Load, with the load cache (loadcache.go) when cached is set;
+// a warm load whose entries lead nowhere loads again without it.
+func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, error) {
 	if r.isClosed() {
 		return nil, ErrClosed
 	}
@@ -76,12 +83,39 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		InitialFuel:                startFuel,
 	}
 	enterPhase(ctx, PhaseInstrument)
-	rewritten, info, err := instrument.Rewrite(wasm, opts)
-	if le := limitError(err); le != nil {
-		return nil, le
+	// A warm load of an imaged module finds what instrumenting it gave in
+	// the load cache (loadcache.go) and compiles its cached image at once.
+	loadPath := ""
+	if !r.cfg.NoPreinitialise {
+		loadPath = r.loadCachePath(wasm, opts)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
+	var (
+		cachedLoad *loadEntry
+		cachedImg  *cachedImage
+		warm       bool
+	)
+	if cached && loadPath != "" {
+		cachedLoad, cachedImg, warm = r.readLoadEntry(loadPath)
+		count(warm, &r.cache.loadHits, &r.cache.loadMisses)
+		if warm {
+			count(true, &r.cache.imageHits, &r.cache.imageMisses)
+		}
+	}
+	var (
+		rewritten []byte
+		info      instrument.Info
+		err       error
+	)
+	if warm {
+		info = cachedLoad.Info
+	} else {
+		rewritten, info, err = instrument.Rewrite(wasm, opts)
+		if le := limitError(err); le != nil {
+			return nil, le
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: instrumenting: %w", ErrModule, err)
+		}
 	}
 	sigs, _ := importSignatures(wasm)
 	if err := r.checkImports(info.Imports, sigs); err != nil {
@@ -100,11 +134,23 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 	initialize := slices.ContainsFunc(info.Exports, func(e instrument.Export) bool { return e.Name == "_initialize" && e.Kind == instrument.KindFunction })
 	if (initialize || info.Start) && !r.cfg.NoPreinitialise {
 		enterPhase(ctx, PhaseImage)
-		p, err := r.preinitialise(ctx, wasm, rewritten, opts, info, initialize, build)
+		var p *preinitialised
+		if warm {
+			p, err = r.compileImage(ctx, wasm, opts, cachedImg, build)
+		} else {
+			p, err = r.preinitialise(ctx, wasm, rewritten, opts, info, initialize, build)
+		}
 		switch {
 		case err == nil:
 			m.cur, m.image = p.tier, p.image
 			r.track(p.image)
+			if !warm {
+				writeLoadEntry(loadPath, loadEntry{Info: info, Image: imageCacheKey(rewritten)})
+			}
+		case warm:
+			// The cached entries led nowhere: load as if cold.
+			os.Remove(loadPath)
+			return r.load(ctx, wasm, false)
 		case errors.Is(err, ErrInitBudget): // its initialiser would not end in any call either
 			return nil, fmt.Errorf("%w: %w", ErrModule, err)
 		case errors.Is(err, ErrExport):
@@ -112,6 +158,12 @@ func (r *Runtime) Load(ctx context.Context, wasm []byte) (*Module, error) {
 		default:
 			m.imageErr = err
 		}
+	}
+	if m.cur == nil && warm {
+		// An entry is only written for an imaged module: one that is
+		// not imaged now was loaded another way; instrument it.
+		os.Remove(loadPath)
+		return r.load(ctx, wasm, false)
 	}
 	if m.cur == nil {
 		enterPhase(ctx, PhaseCompile)

@@ -1,7 +1,7 @@
 // Package cachedir bounds the size of Toolhost's cache folder: wazero's
 // compiled code (DIR/wazero-VERSION-ARCH-OS/, one file per compiled
-// module, named by a hash wazero does not expose) and the host's images
-// (DIR/images/*.img). When the folder's entries exceed the bound, the least
+// module, named by a hash wazero does not expose), the host's images
+// (DIR/images/*.img) and load entries (DIR/loads/*.json). When the folder's entries exceed the bound, the least
 // recently used are removed until they fit.
 //
 // "Used" is the later of a file's modification and access times. The
@@ -37,8 +37,12 @@ import (
 // leftover of a process that died writing it, and removed.
 const StaleTemp = time.Hour
 
-// imagesDir is the host's image cache under the folder (host/imagecache.go).
-const imagesDir = "images"
+// imagesDir is the host's image cache under the folder (host/imagecache.go),
+// loadsDir its load entries (host/loadcache.go).
+const (
+	imagesDir = "images"
+	loadsDir  = "loads"
+)
 
 // tiersDir holds the host's markers of which modules' code is compiled
 // into the cache (host/tier.go): empty files, not counted.
@@ -78,7 +82,7 @@ type entry struct {
 // isEntryDir reports whether name, a folder directly under the cache
 // folder, holds entries the bound covers.
 func isEntryDir(name string) bool {
-	return name == imagesDir || strings.HasPrefix(name, wazeroPrefix)
+	return name == imagesDir || name == loadsDir || strings.HasPrefix(name, wazeroPrefix)
 }
 
 // isTemp reports whether name is a file still being written (or left by

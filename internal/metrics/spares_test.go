@@ -39,7 +39,7 @@ func TestCacheMetrics(t *testing.T) {
 	hits := uint64(0)
 	m := New(WithCaches(func() Caches {
 		hits++
-		return Caches{CodeHits: hits, CodeMisses: 2, ImageHits: 3, ImageMisses: 4}
+		return Caches{CodeHits: hits, CodeMisses: 2, ImageHits: 3, ImageMisses: 4, LoadHits: 5, LoadMisses: 6}
 	}))
 	body := scrape(t, m)
 	for _, want := range []string{
@@ -47,6 +47,8 @@ func TestCacheMetrics(t *testing.T) {
 		`toolhost_compile_cache_lookups_total{cache="code",result="miss"} 2`,
 		`toolhost_compile_cache_lookups_total{cache="image",result="hit"} 3`,
 		`toolhost_compile_cache_lookups_total{cache="image",result="miss"} 4`,
+		`toolhost_compile_cache_lookups_total{cache="load",result="hit"} 5`,
+		`toolhost_compile_cache_lookups_total{cache="load",result="miss"} 6`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)

@@ -149,7 +149,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return metrics.Instances{Instantiated: st.Instantiated, Reused: st.Reused, Discarded: st.Discarded}
 	}), metrics.WithCaches(func() metrics.Caches {
 		st := s.runtime.CacheStats()
-		return metrics.Caches{CodeHits: st.CodeHits, CodeMisses: st.CodeMisses, ImageHits: st.ImageHits, ImageMisses: st.ImageMisses}
+		return metrics.Caches{CodeHits: st.CodeHits, CodeMisses: st.CodeMisses, ImageHits: st.ImageHits, ImageMisses: st.ImageMisses,
+			LoadHits: st.LoadHits, LoadMisses: st.LoadMisses}
 	}), metrics.WithSpares(spareStats(s.supervisor)), metrics.WithCollectors(abuseCollectors(&s.abuse)...),
 		metrics.WithCollectors(registryCollectors(s)...), metrics.WithCollectors(jobCollector{s}))
 	s.metrics.SetBuildInfo(cfg.Version)
