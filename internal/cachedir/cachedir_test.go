@@ -212,3 +212,22 @@ func TestBoundClosePrunes(t *testing.T) {
 		t.Errorf("Close did not prune: a %v, c %v", exists(a), exists(c))
 	}
 }
+
+// The host's load entries (DIR/loads) are entries like its images: counted
+// and evicted least recently used first, their temporary files never.
+func TestPruneLoadEntries(t *testing.T) {
+	dir := t.TempDir()
+	old := put(t, dir, "loads/old.json", 100, 2*time.Hour)
+	recent := put(t, dir, "loads/recent.json", 100, time.Hour)
+	writing := put(t, dir, "loads/.load-1", 100, 0)
+	st, err := Prune(dir, 250)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(old) || !exists(recent) || !exists(writing) {
+		t.Errorf("after the prune: old %v, recent %v, writing %v; want only old gone", exists(old), exists(recent), exists(writing))
+	}
+	if st.Files != 3 || st.Evicted != 1 {
+		t.Errorf("stats %+v, want 3 files and 1 evicted", st)
+	}
+}
