@@ -147,6 +147,10 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 			if !warm {
 				writeLoadEntry(loadPath, loadEntry{Info: info, Image: imageCacheKey(rewritten)})
 			}
+		case warm && ctx.Err() != nil:
+			// Out of time, not a bad entry: the cold path would fail the
+			// same way, and the entry stays for the next load.
+			return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
 		case warm:
 			// The cached entries led nowhere: load as if cold.
 			os.Remove(loadPath)
