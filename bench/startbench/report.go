@@ -86,24 +86,19 @@ func report(w io.Writer, c config, toolhost string, r results) {
 		fmt.Fprintf(w, "| a hello-world tool's size (`toolhost new hello`, built as its README says) | ≤ 1.5 MB | %s | %s |\n",
 			megabytes(r.hello.sizeBytes), met(r.hello.sizeBytes <= goalHelloSize))
 	}
-	rss := func(fs []startFigures) []int64 {
+	bytesOf := func(fs []startFigures, field func(startFigures) int64) []int64 {
 		var ns []int64
 		for _, f := range fs {
-			ns = append(ns, f.rssBytes)
+			ns = append(ns, field(f))
 		}
 		return ns
 	}
-	rssRow(w, fmt.Sprintf("idle RSS of serve, warm (`VmRSS` %s after ready and every compile)", c.idle), goalRSSBytes, rss(r.warm))
-	rssRow(w, "idle RSS of serve, cold", 0, rss(r.cold))
-	peak := func(fs []startFigures) []int64 {
-		var ns []int64
-		for _, f := range fs {
-			ns = append(ns, f.peakBytes)
-		}
-		return ns
-	}
-	rssRow(w, "peak RSS of serve, cold start (`VmHWM` once every module is compiled)", 0, peak(r.cold))
-	rssRow(w, "peak RSS of serve, warm restart", 0, peak(r.warm))
+	rss := func(f startFigures) int64 { return f.rssBytes }
+	peak := func(f startFigures) int64 { return f.peakBytes }
+	rssRow(w, fmt.Sprintf("idle RSS of serve, warm (`VmRSS` %s after ready and every compile)", c.idle), goalRSSBytes, bytesOf(r.warm, rss))
+	rssRow(w, "idle RSS of serve, cold", 0, bytesOf(r.cold, rss))
+	rssRow(w, "peak RSS of serve, cold start (`VmHWM` once every module is compiled)", 0, bytesOf(r.cold, peak))
+	rssRow(w, "peak RSS of serve, warm restart", 0, bytesOf(r.warm, peak))
 
 	if c.skipCheck {
 		return

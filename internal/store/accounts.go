@@ -72,7 +72,12 @@ type TokenInfoRecord struct {
 // InsertUser makes an enabled account named name; inserted is false when
 // one of that name (case ignored) exists.
 func (s *Store) InsertUser(ctx context.Context, name string) (id int64, inserted bool, err error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO users (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name)
+	return insertedID(s.db.ExecContext(ctx, `INSERT INTO users (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name))
+}
+
+// insertedID is the id of the row an INSERT that may insert nothing made:
+// inserted is false when it made none.
+func insertedID(res sql.Result, err error) (id int64, inserted bool, _ error) {
 	if err != nil {
 		return 0, false, err
 	}
@@ -174,18 +179,10 @@ func (s *Store) InsertSession(ctx context.Context, hash, created, expires string
 // and owned by its user, reading the token again: a token revoked since,
 // or a disabled account's, inserts nothing (inserted false).
 func (s *Store) InsertUserSession(ctx context.Context, hash, created, expires string, tokenID int64) (id int64, inserted bool, err error) {
-	res, err := s.db.ExecContext(ctx, `
+	return insertedID(s.db.ExecContext(ctx, `
 		INSERT INTO sessions (hash, created_at, expires_at, user_id, token_id)
 		SELECT ?, ?, ?, t.user_id, t.id FROM tokens t JOIN users u ON u.id = t.user_id
-		WHERE t.id = ? AND u.disabled = 0`, hash, created, expires, tokenID)
-	if err != nil {
-		return 0, false, err
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return 0, false, err
-	}
-	id, err = res.LastInsertId()
-	return id, err == nil, err
+		WHERE t.id = ? AND u.disabled = 0`, hash, created, expires, tokenID))
 }
 
 // DeleteSession deletes the session of hash and returns how many rows it

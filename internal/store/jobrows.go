@@ -98,21 +98,8 @@ func (s *Store) DeleteExpiredFile(ctx context.Context, tx *sql.Tx, id, name, now
 // ListOldJobs returns the ids of up to limit final jobs finished at or
 // before cutoff.
 func (s *Store) ListOldJobs(ctx context.Context, cutoff string, limit int) ([]string, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM jobs WHERE finished_at <= ? AND state IN ('succeeded', 'failed', 'cancelled')
+	return s.jobIDs(ctx, `SELECT id FROM jobs WHERE finished_at <= ? AND state IN ('succeeded', 'failed', 'cancelled')
 		LIMIT ?`, cutoff, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }
 
 // DeleteOldJob deletes job id in tx if it still finished at or before
@@ -133,9 +120,9 @@ func (s *Store) ListActiveJobs(ctx context.Context) ([]string, error) {
 	return s.jobIDs(ctx, `SELECT id FROM jobs WHERE state IN ('queued', 'running') ORDER BY created_at`)
 }
 
-// jobIDs runs query, which selects job ids, on the readers.
-func (s *Store) jobIDs(ctx context.Context, query string) ([]string, error) {
-	rows, err := s.read.QueryContext(ctx, query)
+// jobIDs runs query with args, which selects job ids, on the readers.
+func (s *Store) jobIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
