@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -174,7 +175,7 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 		}
 		// A failed or cancelled job has no outputs: finish keeps none,
 		// and the next run empties the output directory first.
-		if err := s.rows.RequeueForRetry(ctx, tx.Tx, id); err != nil {
+		if err := s.rows.RequeueForRetry(ctx, tx.Tx, id, ""); err != nil {
 			return fmt.Errorf("retrying job %s: %w", id, err)
 		}
 		return s.newTicket(ctx, tx, id, r.typ)
@@ -186,12 +187,21 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 	return s.get(req, id, owner)
 }
 
+// Stalled is the count CountByState gives the running jobs whose lease
+// ran out: their replica stopped vouching for them (it died, or lost the
+// database) and River's rescuer will settle them. It is no state a job is
+// ever read in: Get reads such a job running until it is settled.
+const Stalled State = "stalled"
+
 // CountByState returns how many jobs are in each state now, every state
 // listed (0 when none): what the metrics report as jobs by state, the
-// queued ones being the queue's depth. One indexed query (jobs_state).
+// queued ones being the queue's depth. A running job whose lease ran out
+// counts as Stalled, not Running, so that a dead replica's jobs do not
+// show as running for the whole rescue window. One indexed query
+// (jobs_state).
 func (s *Service) CountByState(ctx context.Context) (map[State]int64, error) {
-	out := map[State]int64{Queued: 0, Running: 0, Succeeded: 0, Failed: 0, Cancelled: 0}
-	counts, err := s.rows.CountJobsByState(ctx)
+	out := map[State]int64{Queued: 0, Running: 0, Succeeded: 0, Failed: 0, Cancelled: 0, Stalled: 0}
+	counts, err := s.rows.CountJobsByState(ctx, fmtTime(time.Now()))
 	if err != nil {
 		return nil, err
 	}

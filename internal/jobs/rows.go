@@ -19,10 +19,20 @@ type Rows interface {
 	MarkCancelRequested(ctx context.Context, tx *sql.Tx, id string) error
 	// CountLiveInputs counts job id's input files unexpired at now.
 	CountLiveInputs(ctx context.Context, tx *sql.Tx, id, now string) (int, error)
-	// RequeueForRetry puts final job id back to queued, cleared.
-	RequeueForRetry(ctx context.Context, tx *sql.Tx, id string) error
-	// CountJobsByState counts the jobs of each state that has any.
-	CountJobsByState(ctx context.Context) (map[string]int64, error)
+	// RequeueForRetry puts final job id back to queued, cleared, holding
+	// slots ("" for none).
+	RequeueForRetry(ctx context.Context, tx *sql.Tx, id, slots string) error
+	// CountJobsByState counts the jobs of each state that has any, a
+	// running job whose lease ran out before now as "stalled".
+	CountJobsByState(ctx context.Context, now string) (map[string]int64, error)
+	// IdempotentJob reads the job owner submitted with key, and when it
+	// was created; sql.ErrNoRows when none.
+	IdempotentJob(ctx context.Context, tx *sql.Tx, owner, key string) (id, createdAt string, err error)
+	// ClearIdempotencyKey forgets job id's Idempotency-Key.
+	ClearIdempotencyKey(ctx context.Context, tx *sql.Tx, id string) error
+	// ListJobs reads up to limit jobs, newest first, of owner and state
+	// ("" for any).
+	ListJobs(ctx context.Context, owner, state string, limit int) ([]store.JobRecord, error)
 	// ListExpiredFiles lists up to limit files expired at or before now.
 	ListExpiredFiles(ctx context.Context, now string, limit int) ([]store.ExpiredFile, error)
 	// DeleteExpiredFile deletes a file's row if still expired at now.

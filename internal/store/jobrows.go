@@ -39,20 +39,23 @@ func (s *Store) CountLiveInputs(ctx context.Context, tx *sql.Tx, id, now string)
 // RequeueForRetry puts final job id back to queued in tx: its files no
 // longer expire, its result, error, progress, cancel mark and times are
 // cleared, its version grows. Its new River ticket is the caller's.
-func (s *Store) RequeueForRetry(ctx context.Context, tx *sql.Tx, id string) error {
+func (s *Store) RequeueForRetry(ctx context.Context, tx *sql.Tx, id, slots string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE job_files SET expires_at = NULL WHERE job_id = ?`, id); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'queued', result = NULL, error = NULL, progress_done = 0,
 			progress_total = 0, progress_message = '', cancel_requested = 0, started_at = NULL, finished_at = NULL,
-			expires_at = NULL, version = version + 1 WHERE id = ?`, id)
+			expires_at = NULL, slots = ?, version = version + 1 WHERE id = ?`, nullString(slots), id)
 	return err
 }
 
-// CountJobsByState returns how many jobs each state that has any holds.
-// One indexed query (jobs_state).
-func (s *Store) CountJobsByState(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM jobs GROUP BY state`)
+// CountJobsByState returns how many jobs each state that has any holds,
+// a running job whose lease ran out before now counted as "stalled" (its
+// replica stopped vouching for it; the rescuer settles it). One query over
+// the jobs_state index.
+func (s *Store) CountJobsByState(ctx context.Context, now string) (map[string]int64, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT CASE WHEN state = 'running' AND lease_until IS NOT NULL AND lease_until < ?
+		THEN 'stalled' ELSE state END AS st, count(*) FROM jobs GROUP BY st`, now)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +71,45 @@ func (s *Store) CountJobsByState(ctx context.Context) (map[string]int64, error) 
 	}
 	return out, rows.Err()
 }
+
+// IdempotentJob reads in tx the job owner submitted with Idempotency-Key
+// key, and when it was created; sql.ErrNoRows when there is none.
+func (s *Store) IdempotentJob(ctx context.Context, tx *sql.Tx, owner, key string) (id, createdAt string, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT id, created_at FROM jobs WHERE owner = ? AND idempotency_key = ?`, owner, key).Scan(&id, &createdAt)
+	return id, createdAt, err
+}
+
+// ClearIdempotencyKey forgets in tx job id's Idempotency-Key, so that the
+// key can name a new job.
+func (s *Store) ClearIdempotencyKey(ctx context.Context, tx *sql.Tx, id string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE jobs SET idempotency_key = NULL WHERE id = ?`, id)
+	return err
+}
+
+// ListJobs reads from the readers up to limit jobs, newest first: every
+// owner's when owner is "", every state's when state is "".
+func (s *Store) ListJobs(ctx context.Context, owner, state string, limit int) ([]JobRecord, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+jobColumns+` FROM jobs WHERE (? = '' OR owner = ?) AND (? = '' OR state = ?)
+		ORDER BY created_at DESC, id LIMIT ?`, owner, owner, state, state, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []JobRecord
+	for rows.Next() {
+		var j JobRecord
+		if err := rows.Scan(&j.ID, &j.Type, &j.Owner, &j.State, &j.Input, &j.Result, &j.Error, &j.Refs, &j.ProgressDone,
+			&j.ProgressTotal, &j.ProgressMessage, &j.Attempts, &j.Version, &j.CreatedAt, &j.StartedAt, &j.FinishedAt,
+			&j.ExpiresAt); err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// nullString is s as a nullable column: NULL when empty.
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
 // ListExpiredFiles returns up to limit job files that expired at or
 // before now.
@@ -179,6 +221,9 @@ type JobTransition struct {
 	CancelRequested        bool
 	InputFiles             int
 	LeaseUntil             sql.NullString
+	// Slots are the concurrency slots the job holds (the guard's JSON);
+	// NULL when none.
+	Slots sql.NullString
 }
 
 // NewJob is a queued job's row as InsertJob writes it.
@@ -186,6 +231,10 @@ type NewJob struct {
 	ID, Type, Owner, Input, Refs string
 	InputFiles                   int
 	CreatedAt                    string
+	// Slots are the concurrency slots the job holds; "" for none.
+	Slots string
+	// IdempotencyKey is the submission's Idempotency-Key; "" for none.
+	IdempotencyKey string
 }
 
 // ReferencedFile is what a submission referencing an earlier job's file
@@ -259,15 +308,16 @@ func (s *Store) LookupReferencedFile(ctx context.Context, id, name string) (Refe
 // transitions decide on; sql.ErrNoRows when there is none.
 func (s *Store) GetJobTransition(ctx context.Context, tx *sql.Tx, id string) (JobTransition, error) {
 	var r JobTransition
-	err := tx.QueryRowContext(ctx, `SELECT id, type, owner, state, ticket, attempts, cancel_requested, input_files, lease_until
-		FROM jobs WHERE id = ?`, id).Scan(&r.ID, &r.Type, &r.Owner, &r.State, &r.Ticket, &r.Attempts, &r.CancelRequested, &r.InputFiles, &r.LeaseUntil)
+	err := tx.QueryRowContext(ctx, `SELECT id, type, owner, state, ticket, attempts, cancel_requested, input_files, lease_until, slots
+		FROM jobs WHERE id = ?`, id).Scan(&r.ID, &r.Type, &r.Owner, &r.State, &r.Ticket, &r.Attempts, &r.CancelRequested, &r.InputFiles, &r.LeaseUntil, &r.Slots)
 	return r, err
 }
 
 // InsertJob inserts queued job j in tx.
 func (s *Store) InsertJob(ctx context.Context, tx *sql.Tx, j NewJob) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, type, owner, state, input, refs, input_files, created_at)
-			VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)`, j.ID, j.Type, j.Owner, j.Input, j.Refs, j.InputFiles, j.CreatedAt)
+	_, err := tx.ExecContext(ctx, `INSERT INTO jobs (id, type, owner, state, input, refs, input_files, created_at, slots, idempotency_key)
+			VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`, j.ID, j.Type, j.Owner, j.Input, j.Refs, j.InputFiles, j.CreatedAt,
+		nullString(j.Slots), nullString(j.IdempotencyKey))
 	return err
 }
 
@@ -298,7 +348,7 @@ func (s *Store) SetJobTicket(ctx context.Context, tx *sql.Tx, id string, ticket 
 // version grows.
 func (s *Store) FinishJob(ctx context.Context, tx *sql.Tx, id, state string, result, errDoc any, finishedAt, expires string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, result = ?, error = ?, finished_at = ?, expires_at = ?,
-		version = version + 1 WHERE id = ?`, state, result, errDoc, finishedAt, expires, id)
+		slots = NULL, lease_until = NULL, version = version + 1 WHERE id = ?`, state, result, errDoc, finishedAt, expires, id)
 	return err
 }
 
