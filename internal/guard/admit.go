@@ -48,6 +48,25 @@ type Request struct {
 	// http_headers_bulk): each counts against its own per-target buckets
 	// as Target does, and the run is throttled when any one is.
 	More []Target
+	// SlotLease, when not zero, makes the concurrency slots the job's
+	// rather than this process's: each is taken on a lease of this length
+	// under a holder id of its own and listed in Decision.Slots, renewed
+	// by whoever runs the job (RenewSlots) and released where it ends
+	// (ReleaseSlots), from any process. The release function Admit
+	// returns still frees them, for a job that was never made.
+	SlotLease time.Duration
+}
+
+// JobSlotLease is the lease of a job's concurrency slots (Request.SlotLease):
+// the longest a slot outlives the last renewal of the job that holds it —
+// a replica that died, a partition, a final state nobody recorded.
+const JobSlotLease = 2 * time.Minute
+
+// Slot is one concurrency slot a job holds: the semaphore's key and the
+// holder id. Its JSON form is what a job stores.
+type Slot struct {
+	Key    string `json:"key"`
+	Holder string `json:"holder"`
 }
 
 // Target is one further target of a bulk run: the name typed and, when
@@ -114,6 +133,9 @@ type Decision struct {
 	// Limits are the rate-limit fields of the quotas and throttles
 	// consulted, whatever the decision.
 	Limits RateLimits
+	// Slots are the leased slots an allowed decision took, for a request
+	// with a SlotLease; nil otherwise.
+	Slots []Slot
 	// refund gives back the units an allowed run spent (Refund).
 	refund func()
 }
@@ -199,6 +221,7 @@ func (g *Guard) Admit(ctx context.Context, c Caller, req Request) (Decision, fun
 	}
 
 	// Concurrency: per caller, then per tier.
+	ad.lease = req.SlotLease
 	if a.ConcurrentPerCaller > 0 {
 		if ad.acquire(ctx, g.cfg.Semaphores, class+"\x00"+column+"\x00"+c.Key, a.ConcurrentPerCaller) {
 			return ad.done()
@@ -285,13 +308,28 @@ type admission struct {
 	enforce bool
 	undo    []func() // semaphore releases
 	taken   []func() // bucket undos
+	lease   time.Duration
 }
 
 // acquire takes a slot of key, recording a concurrency refusal when none
 // is free and an unavailable one when the semaphores cannot answer. It
-// reports whether Admit must stop now, as refuse does.
+// reports whether Admit must stop now, as refuse does. With a lease, the
+// slot is a job's (Request.SlotLease) and is listed in the decision.
 func (ad *admission) acquire(ctx context.Context, s Semaphores, key string, limit int) bool {
-	rel, ok, err := s.Acquire(ctx, key, limit)
+	var (
+		rel func()
+		ok  bool
+		err error
+	)
+	if ad.lease > 0 {
+		slot := Slot{Key: key, Holder: newHolderID()}
+		if ok, err = s.AcquireLease(ctx, key, slot.Holder, limit, ad.lease); ok {
+			ad.d.Slots = append(ad.d.Slots, slot)
+			rel = func() { _ = s.ReleaseLease(context.WithoutCancel(ctx), slot.Key, slot.Holder) }
+		}
+	} else {
+		rel, ok, err = s.Acquire(ctx, key, limit)
+	}
 	switch {
 	case err != nil:
 		return ad.refuse(ReasonUnavailable, time.Second)
@@ -327,6 +365,7 @@ func (ad *admission) done() (Decision, func()) {
 		for _, u := range ad.undo {
 			u()
 		}
+		ad.d.Slots = nil
 		return ad.d, func() {}
 	}
 	var refundOnce sync.Once
@@ -347,6 +386,35 @@ func (ad *admission) done() (Decision, func()) {
 			}
 		})
 	}
+}
+
+// RenewSlots extends a job's slots (Decision.Slots) to lease from now. It
+// reports how many were still held; a lapsed slot is not taken again.
+// Renewing is the business of the process running the job.
+func (g *Guard) RenewSlots(ctx context.Context, slots []Slot, lease time.Duration) (int, error) {
+	n := 0
+	for _, sl := range slots {
+		ok, err := g.cfg.Semaphores.RenewLease(ctx, sl.Key, sl.Holder, lease)
+		if err != nil {
+			return n, err
+		}
+		if ok {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ReleaseSlots frees a job's slots, from any process; releasing slots no
+// longer held is no error, so it is safe to call more than once.
+func (g *Guard) ReleaseSlots(ctx context.Context, slots []Slot) error {
+	var first error
+	for _, sl := range slots {
+		if err := g.cfg.Semaphores.ReleaseLease(ctx, sl.Key, sl.Holder); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // retrySeconds rounds up to whole seconds, at least 1.

@@ -2,8 +2,6 @@ package guard
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 	"sync"
@@ -20,11 +18,13 @@ const DefaultLease = 15 * time.Second
 // key is a sorted set of holder ids scored by the expiry of their lease,
 // in Redis's own clock (TIME), so replicas' clocks do not matter. Acquire
 // drops the expired holders and adds one if fewer than the limit remain,
-// in one script. While a slot is held, a goroutine renews its lease every
-// third of the lease; a replica that dies stops renewing, and its slots
-// are free a lease later. A lease that lapsed during a Redis outage longer
-// than the lease is not renewed (its slot is already counted free).
-// Close stops the renewals. It is safe for concurrent use.
+// in one script. While a run's slot (Acquire) is held, a goroutine renews
+// its lease every third of the lease; a replica that dies stops renewing,
+// and its slots are free a lease later. A leased slot (AcquireLease, a
+// job's) is renewed by its holder, from whichever replica runs it. A lease
+// that lapsed during a Redis outage longer than the lease is not renewed
+// (its slot is already counted free). Close stops the renewals. It is
+// safe for concurrent use.
 type RedisSemaphores struct {
 	rdb     redis.UniversalClient
 	prefix  string
@@ -54,14 +54,15 @@ func NewRedisSemaphores(rdb redis.UniversalClient, prefix string, lease time.Dur
 }
 
 // semAcquire: KEYS[1] the set, ARGV[1] the limit, ARGV[2] the holder id,
-// ARGV[3] the lease in ms. 1 when the slot was taken.
+// ARGV[3] the lease in ms. 1 when the slot was taken. The set lives as
+// long as its longest lease (a run's 15 s beside a job's 2 min).
 var semAcquire = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return 1
 `)
 
@@ -73,7 +74,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not s or tonumber(s) <= now then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 `)
 
@@ -84,27 +85,96 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 `)
 
+// semHolders lists the live holders of KEYS[1] with their leases' ends,
+// in ms of Redis's clock, and Redis's clock now.
+var semHolders = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local hs = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
+table.insert(hs, tostring(now))
+return hs
+`)
+
 // Acquire implements [Semaphores].
 func (s *RedisSemaphores) Acquire(ctx context.Context, key string, limit int) (func(), bool, error) {
-	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
-	h := holder{key: s.prefix + key, id: hex.EncodeToString(b[:])}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	n, err := semAcquire.Run(ctx, s.rdb, []string{h.key}, limit, h.id, s.lease.Milliseconds()).Int()
-	if err != nil {
-		// The script may have run and the answer been lost: a slot
-		// taken so is freed by its lease, never renewed.
-		return nil, false, fmt.Errorf("guard: redis semaphore: %w", err)
-	}
-	if n != 1 {
-		return nil, false, nil
+	h := holder{key: s.prefix + key, id: newHolderID()}
+	ok, err := s.acquire(ctx, h, limit, s.lease)
+	if err != nil || !ok {
+		return nil, false, err
 	}
 	s.mu.Lock()
 	s.held[h] = struct{}{}
 	s.mu.Unlock()
 	var once sync.Once
 	return func() { once.Do(func() { s.release(h) }) }, true, nil
+}
+
+// acquire runs the acquiring script for h.
+func (s *RedisSemaphores) acquire(ctx context.Context, h holder, limit int, lease time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	n, err := semAcquire.Run(ctx, s.rdb, []string{h.key}, limit, h.id, lease.Milliseconds()).Int()
+	if err != nil {
+		// The script may have run and the answer been lost: a slot
+		// taken so is freed by its lease, never renewed.
+		return false, fmt.Errorf("guard: redis semaphore: %w", err)
+	}
+	return n == 1, nil
+}
+
+// AcquireLease implements [Semaphores].
+func (s *RedisSemaphores) AcquireLease(ctx context.Context, key, holderID string, limit int, lease time.Duration) (bool, error) {
+	return s.acquire(ctx, holder{key: s.prefix + key, id: holderID}, limit, lease)
+}
+
+// RenewLease implements [Semaphores].
+func (s *RedisSemaphores) RenewLease(ctx context.Context, key, holderID string, lease time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	n, err := semRenew.Run(ctx, s.rdb, []string{s.prefix + key}, holderID, lease.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("guard: redis semaphore: %w", err)
+	}
+	return n == 1, nil
+}
+
+// ReleaseLease implements [Semaphores].
+func (s *RedisSemaphores) ReleaseLease(ctx context.Context, key, holderID string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := s.rdb.ZRem(ctx, s.prefix+key, holderID).Err(); err != nil {
+		return fmt.Errorf("guard: redis semaphore: %w", err)
+	}
+	return nil
+}
+
+// Holders implements [Semaphores]. The leases' ends are Redis's clock's,
+// told as this replica's clock now plus what remains of each.
+func (s *RedisSemaphores) Holders(ctx context.Context, key string) ([]Holder, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	vals, err := semHolders.Run(ctx, s.rdb, []string{s.prefix + key}).StringSlice()
+	if err != nil || len(vals)%2 != 1 {
+		return nil, fmt.Errorf("guard: redis semaphore: %w", err)
+	}
+	now, _ := strconv.ParseInt(vals[len(vals)-1], 10, 64)
+	local := time.Now()
+	var out []Holder
+	for i := 0; i+1 < len(vals); i += 2 {
+		until, _ := strconv.ParseFloat(vals[i+1], 64)
+		out = append(out, Holder{ID: vals[i], Expires: local.Add(time.Duration(int64(until)-now) * time.Millisecond)})
+	}
+	return out, nil
+}
+
+// Reset implements [Semaphores].
+func (s *RedisSemaphores) Reset(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if err := s.rdb.Del(ctx, s.prefix+key).Err(); err != nil {
+		return fmt.Errorf("guard: redis semaphore: %w", err)
+	}
+	return nil
 }
 
 // release frees h's slot; when Redis cannot be told, the lease, no longer
