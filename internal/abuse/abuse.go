@@ -129,6 +129,10 @@ type Config struct {
 	// Salts gives each UTC day's salt (salt.go); LocalSalts when nil.
 	// Replicas that share an abuse log share a RedisSalts.
 	Salts SaltSource
+	// SaltCheck is how often the day's salt, once held, is checked
+	// against Salts (and set back there when Salts lost it);
+	// DefaultSaltCheck when zero.
+	SaltCheck time.Duration
 }
 
 // Entry is one event to record.
@@ -212,7 +216,8 @@ type tally struct {
 
 // Log is the abuse log. Its methods are safe for concurrent use. A Log
 // runs one goroutine, the writer, which flushes the pending rows, purges
-// expired rows and drops a salt whose day has passed; Close stops it.
+// expired rows, checks the salt it holds against its source and drops a
+// salt whose day has passed; Close stops it.
 type Log struct {
 	db         Rows
 	now        func() time.Time
@@ -223,9 +228,10 @@ type Log struct {
 	maxPending int
 	logger     *slog.Logger
 
-	mu    sync.Mutex
-	salt  *salt // nil until first needed and after its day
-	salts SaltSource
+	mu        sync.Mutex
+	salt      *salt // nil until first needed and after its day
+	salts     SaltSource
+	saltCheck time.Duration
 
 	pmu     sync.Mutex
 	pending map[key]*tally
@@ -251,8 +257,8 @@ func New(cfg Config) (*Log, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("abuse: Config.Store is nil")
 	}
-	if cfg.Retention < 0 || cfg.PurgeInterval < 0 || cfg.FlushInterval < 0 || cfg.MaxPending < 0 {
-		return nil, errors.New("abuse: negative Retention, PurgeInterval, FlushInterval or MaxPending")
+	if cfg.Retention < 0 || cfg.PurgeInterval < 0 || cfg.FlushInterval < 0 || cfg.MaxPending < 0 || cfg.SaltCheck < 0 {
+		return nil, errors.New("abuse: negative Retention, PurgeInterval, FlushInterval, MaxPending or SaltCheck")
 	}
 	if b := cfg.Bucket; b != 0 && (b < time.Second || b > time.Hour || (24*time.Hour)%b != 0) {
 		return nil, fmt.Errorf("abuse: Bucket %v is not from 1s to 1h and a divisor of a day", b)
@@ -267,6 +273,7 @@ func New(cfg Config) (*Log, error) {
 		maxPending: cmp.Or(cfg.MaxPending, DefaultMaxPending),
 		logger:     cfg.Logger,
 		salts:      cfg.Salts,
+		saltCheck:  cmp.Or(cfg.SaltCheck, DefaultSaltCheck),
 		pending:    map[key]*tally{},
 		purged:     make(chan struct{}),
 		done:       make(chan struct{}),
@@ -320,9 +327,9 @@ func (l *Log) isClosed() bool {
 	}
 }
 
-// loop is the writer: it flushes every flushEvery, and purges and drops a
-// stale salt at start, at every purge interval and at each UTC midnight of
-// the clock, until Close.
+// loop is the writer: it flushes and checks a salt due for its check every
+// flushEvery, and purges and drops a stale salt at start, at every purge
+// interval and at each UTC midnight of the clock, until Close.
 func (l *Log) loop() {
 	defer close(l.stopped)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -357,6 +364,7 @@ func (l *Log) loop() {
 				purge.Stop()
 				return
 			case <-flush.C:
+				l.checkSalt()
 				if err := l.flush(ctx, true); err != nil && ctx.Err() == nil {
 					l.logger.Warn("abuse log: writing pending rows; kept for the next flush", "err", err)
 				}
