@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,40 +28,105 @@ const (
 	MaxRetries  = 1
 )
 
-// Open returns a client for a redis:// or rediss:// URL
-// (redis://[user:password@]host:port/db). It does not connect: the first
-// command does, and Ping says whether Redis answers.
-func Open(rawURL string) (*redis.Client, error) {
-	opt, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrURL, err)
+// The schemes of the three kinds of deployment Open takes; each has its
+// TLS twin with "rediss" in place of "redis". go-redis reads all three
+// under redis:// (its parsers are told apart by the caller, not by the
+// URL), so the kind is spelt in the scheme and Open hands go-redis the
+// URL with the plain scheme back.
+const (
+	// SchemeSentinel: redis-sentinel://[user:password@]sentinel:26379/db
+	// ?master_name=NAME[&addr=sentinel2:26379…][&password=…] — the
+	// userinfo is the sentinels' credentials, the master's and replicas'
+	// are the query's username and password (redis.ParseFailoverURL).
+	SchemeSentinel = "redis-sentinel"
+	// SchemeCluster: redis-cluster://[user:password@]node:6379
+	// [?addr=node2:6379…] — the seed nodes of a Redis Cluster
+	// (redis.ParseClusterURL); a cluster has no database number.
+	SchemeCluster = "redis-cluster"
+)
+
+// Open returns a client for rawURL, by its scheme:
+//
+//   - redis://[user:password@]host:port/db (rediss:// with TLS), or
+//     unix:///path/to/socket?db=N: one node;
+//   - redis-sentinel://… (rediss-sentinel://): the master a set of Redis
+//     Sentinels names (SchemeSentinel), followed across failovers;
+//   - redis-cluster://… (rediss-cluster://): a Redis Cluster
+//     (SchemeCluster).
+//
+// Every kind gets the same bounds: DialTimeout, IOTimeout and MaxRetries
+// unless the query sets its own, one dial a command, the request's
+// deadline on every command, and no CLIENT SETINFO. Open does not
+// connect: the first command does, and Ping says whether Redis answers.
+func Open(rawURL string) (redis.UniversalClient, error) {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, fmt.Errorf("%w: no scheme", ErrURL)
 	}
-	if opt.DialTimeout == 0 {
-		opt.DialTimeout = DialTimeout
+	quiet.Do(func() { redis.SetLogger(debugLog{}) })
+	scheme = strings.ToLower(scheme)
+	tls := strings.HasPrefix(scheme, "rediss")
+	plain := "redis://"
+	if tls {
+		plain = "rediss://"
 	}
-	if opt.ReadTimeout == 0 {
-		opt.ReadTimeout = IOTimeout
+	switch strings.Replace(scheme, "rediss", "redis", 1) {
+	case "redis", "unix":
+		opt, err := redis.ParseURL(rawURL)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrURL, err)
+		}
+		bound(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout,
+			&opt.MaxRetries, &opt.DialerRetries, &opt.ContextTimeoutEnabled, &opt.DisableIdentity)
+		return redis.NewClient(opt), nil
+	case SchemeSentinel:
+		opt, err := redis.ParseFailoverURL(plain + rest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrURL, err)
+		}
+		if opt.MasterName == "" {
+			return nil, fmt.Errorf("%w: %s:// needs master_name", ErrURL, scheme)
+		}
+		bound(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout,
+			&opt.MaxRetries, &opt.DialerRetries, &opt.ContextTimeoutEnabled, &opt.DisableIdentity)
+		return redis.NewFailoverClient(opt), nil
+	case SchemeCluster:
+		opt, err := redis.ParseClusterURL(plain + rest)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrURL, err)
+		}
+		bound(&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout, &opt.PoolTimeout,
+			&opt.MaxRetries, &opt.DialerRetries, &opt.ContextTimeoutEnabled, &opt.DisableIdentity)
+		return redis.NewClusterClient(opt), nil
+	default:
+		return nil, fmt.Errorf("%w: scheme %q (redis, rediss, unix, %s, %s or their rediss twins)",
+			ErrURL, scheme, SchemeSentinel, SchemeCluster)
 	}
-	if opt.WriteTimeout == 0 {
-		opt.WriteTimeout = IOTimeout
+}
+
+// bound sets the bounds Open gives every kind of client in the fields of
+// its options.
+func bound(dial, read, write, pool *time.Duration, retries, dialerRetries *int, ctxTimeout, noIdentity *bool) {
+	for _, d := range []struct {
+		f *time.Duration
+		v time.Duration
+	}{{dial, DialTimeout}, {read, IOTimeout}, {write, IOTimeout}, {pool, IOTimeout}} {
+		if *d.f == 0 {
+			*d.f = d.v
+		}
 	}
-	if opt.PoolTimeout == 0 {
-		opt.PoolTimeout = IOTimeout
-	}
-	if opt.MaxRetries == 0 {
-		opt.MaxRetries = MaxRetries
+	if *retries == 0 {
+		*retries = MaxRetries
 	}
 	// One dial a command, not go-redis's five with a pause between: a
 	// Redis that refuses connections is an answer (unavailable) at once.
-	opt.DialerRetries = 1
-	quiet.Do(func() { redis.SetLogger(debugLog{}) })
+	*dialerRetries = 1
 	// A request's deadline bounds its commands, not only the timeouts
 	// above.
-	opt.ContextTimeoutEnabled = true
+	*ctxTimeout = true
 	// CLIENT SETINFO is Redis 7.2's; Debian's 7.0 answers it with an
 	// error on every connection.
-	opt.DisableIdentity = true
-	return redis.NewClient(opt), nil
+	*noIdentity = true
 }
 
 // quiet routes go-redis's own log lines (one per failed dial during an

@@ -21,7 +21,7 @@ const RedisPrefix = "toolhost:"
 // abuse log's daily salt. A nil *shared is a server on its own, whose
 // guard and salt stay in the process.
 type shared struct {
-	rdb  *redis.Client
+	rdb  redis.UniversalClient
 	sems *guard.RedisSemaphores
 }
 

@@ -14,6 +14,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -55,7 +57,7 @@ func Prefix(t testing.TB) string {
 
 // Client returns a client of url (as serve opens one), closed when the
 // test ends; it fails the test when Redis does not answer.
-func Client(t testing.TB, url string) *redis.Client {
+func Client(t testing.TB, url string) redis.UniversalClient {
 	t.Helper()
 	rdb, err := redisconn.Open(url)
 	if err != nil {
@@ -70,7 +72,7 @@ func Client(t testing.TB, url string) *redis.Client {
 
 // Shared returns a client of the shared test Redis and a key prefix of
 // the test's own.
-func Shared(t testing.TB) (*redis.Client, string) {
+func Shared(t testing.TB) (redis.UniversalClient, string) {
 	t.Helper()
 	return Client(t, URL(t)), Prefix(t)
 }
@@ -92,16 +94,21 @@ func Start(t testing.TB) *Server {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		Missing(t, "redis-server is not on PATH (apt-get install redis-server)")
 	}
+	s := &Server{t: t, Port: freePort(t)}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// freePort returns a loopback TCP port nothing listens on now.
+func freePort(t testing.TB) int {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s := &Server{t: t, Port: port}
-	s.Start()
-	t.Cleanup(s.Stop)
-	return s
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // URL is the server's redis:// URL.
@@ -150,4 +157,69 @@ func (s *Server) Stop() {
 	s.cmd.Process.Kill()
 	s.cmd.Wait()
 	s.cmd = nil
+}
+
+// MasterName is the name the Sentinel of StartSentinel knows its master
+// by.
+const MasterName = "toolhost"
+
+// Sentinel is a redis-server master and one redis-sentinel process
+// monitoring it, both of the test's own, on loopback ports.
+type Sentinel struct {
+	// Master is the monitored redis-server.
+	Master *Server
+	// Port is the sentinel's port.
+	Port int
+	cmd  *exec.Cmd
+}
+
+// StartSentinel starts a master (as Start does) and one redis-sentinel
+// (from PATH; skips, or fails under CI, when there is none) monitoring it
+// under MasterName, with a quorum of one and its sentinel.conf in the
+// test's temporary folder, and waits until the sentinel names the
+// master. Both are stopped when the test ends.
+func StartSentinel(t testing.TB) *Sentinel {
+	t.Helper()
+	if _, err := exec.LookPath("redis-sentinel"); err != nil {
+		Missing(t, "redis-sentinel is not on PATH (apt-get install redis-sentinel)")
+	}
+	s := &Sentinel{Master: Start(t), Port: freePort(t)}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sentinel.conf")
+	// The sentinel rewrites its configuration file: it must be writable.
+	body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 1\n"+
+		"sentinel down-after-milliseconds %s 5000\n", s.Port, dir, MasterName, s.Master.Port, MasterName)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command("redis-sentinel", conf)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting redis-sentinel: %v", err)
+	}
+	t.Cleanup(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	})
+	sc := redis.NewSentinelClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.Port), DisableIdentity: true, MaxRetries: -1})
+	defer sc.Close()
+	want := []string{"127.0.0.1", strconv.Itoa(s.Master.Port)}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		addr, err := sc.GetMasterAddrByName(ctx, MasterName).Result()
+		cancel()
+		if err == nil && slices.Equal(addr, want) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-sentinel on port %d does not name its master: %v %v", s.Port, addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// URL is the sentinel's redis-sentinel:// URL of the master
+// (redisconn.SchemeSentinel).
+func (s *Sentinel) URL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d/0?master_name=%s", redisconn.SchemeSentinel, s.Port, MasterName)
 }
