@@ -14,11 +14,30 @@ import (
 // exceeds a bucket. [NewMemoryLimiter] is the one-process implementation;
 // a shared store (Redis with a GCRA script, say) implements the same
 // interface so that several replicas share limits.
+//
+// now is the caller's clock. A shared limiter may keep its own instead,
+// so that replicas whose clocks differ read one: [RedisLimiter] reads
+// Redis's (TIME) and ignores now.
 type Limiter interface {
 	// Take spends n units from the bucket key, sized and refilled as a
 	// says, at time now. When the units are not there it spends nothing
 	// and answers OK false with the wait until they would be.
 	Take(ctx context.Context, key string, a Allowance, n int, now time.Time) (Take, error)
+	// Peek reads the bucket key, sized and refilled as a says, at time
+	// now, spending nothing. A bucket never used, or full again, answers
+	// a.Burst units and a Reset of 0.
+	Peek(ctx context.Context, key string, a Allowance, now time.Time) (Level, error)
+	// Reset fills the bucket key up again, for whoever takes from it
+	// next. Resetting a full bucket is no error.
+	Reset(ctx context.Context, key string) error
+}
+
+// Level is a bucket's state, read by [Limiter.Peek].
+type Level struct {
+	// Remaining is the whole units in the bucket.
+	Remaining int
+	// Reset is how long until the bucket is full again; 0 when it is.
+	Reset time.Duration
 }
 
 // Take is the outcome of [Limiter.Take].
@@ -101,6 +120,26 @@ func (m *MemoryLimiter) Take(_ context.Context, key string, a Allowance, n int, 
 		})
 	}
 	return Take{OK: true, Remaining: m.remaining(b, now), Reset: m.reset(b, a, now), Undo: undo}, nil
+}
+
+// Peek implements [Limiter]. It neither creates the bucket nor counts as
+// its use (eviction does not wait for it).
+func (m *MemoryLimiter) Peek(_ context.Context, key string, a Allowance, now time.Time) (Level, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.buckets[key]
+	if b == nil || a.Burst <= 0 || a.PerMinute <= 0 {
+		return Level{Remaining: max(a.Burst, 0)}, nil
+	}
+	return Level{Remaining: min(m.remaining(b, now), a.Burst), Reset: m.reset(b, a, now)}, nil
+}
+
+// Reset implements [Limiter]: it forgets the bucket.
+func (m *MemoryLimiter) Reset(_ context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.buckets, key)
+	return nil
 }
 
 func (m *MemoryLimiter) remaining(b *bucket, now time.Time) int {

@@ -26,9 +26,11 @@ const DefaultRedisTimeout = time.Second
 // full bucket and no key are the same). Its answers are those of
 // [MemoryLimiter]: the same admissions, Remaining, RetryAfter and Reset.
 //
-// The clock is the caller's now, as for MemoryLimiter: replicas need
-// clocks kept in step (NTP); a skew of d lets the replica ahead admit up
-// to d's worth of refill early. It is safe for concurrent use.
+// The clock is Redis's, read by the script (TIME), not the caller's: the
+// now given to Take and Peek is ignored, so replicas whose clocks are
+// skewed share one clock and one bucket. (Redis 7 replicates a script by
+// its effects, so a script may read TIME before it writes.) It is safe for
+// concurrent use.
 type RedisLimiter struct {
 	rdb     redis.UniversalClient
 	prefix  string
@@ -42,14 +44,20 @@ func NewRedisLimiter(rdb redis.UniversalClient, prefix string) *RedisLimiter {
 	return &RedisLimiter{rdb: rdb, prefix: prefix, timeout: DefaultRedisTimeout}
 }
 
-// gcraTake spends ARGV[4] units of the bucket KEYS[1]: ARGV[1] is now and
-// ARGV[2] the emission interval of one unit, both in microseconds, ARGV[3]
-// the burst. It answers {ok, remaining, retry µs, reset µs}.
-var gcraTake = redis.NewScript(`
-local now = tonumber(ARGV[1])
-local t = tonumber(ARGV[2])
-local burst = tonumber(ARGV[3])
-local n = tonumber(ARGV[4])
+// gcraNow is the scripts' clock: Redis's TIME in microseconds (a Lua
+// number holds them exactly until the year 2255).
+const gcraNow = `
+local tm = redis.call('TIME')
+local now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+`
+
+// gcraTake spends ARGV[3] units of the bucket KEYS[1]: ARGV[1] is the
+// emission interval of one unit in microseconds, ARGV[2] the burst. It
+// answers {ok, remaining, retry µs, reset µs}.
+var gcraTake = redis.NewScript(gcraNow + `
+local t = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
 local tau = t * burst
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
@@ -66,13 +74,12 @@ if rem < 0 then rem = 0 end
 return {1, rem, 0, math.ceil(new - now)}
 `)
 
-// gcraUndo gives back ARGV[2] microseconds of the bucket KEYS[1] at the
-// take's time ARGV[1].
-var gcraUndo = redis.NewScript(`
-local now = tonumber(ARGV[1])
+// gcraUndo gives back ARGV[1] microseconds of the bucket KEYS[1]; a
+// bucket full by then is dropped.
+var gcraUndo = redis.NewScript(gcraNow + `
 local tat = tonumber(redis.call('GET', KEYS[1]))
 if not tat then return 0 end
-tat = tat - tonumber(ARGV[2])
+tat = tat - tonumber(ARGV[1])
 if tat <= now then
   redis.call('DEL', KEYS[1])
 else
@@ -81,19 +88,32 @@ end
 return 1
 `)
 
-// Take implements [Limiter]. An error (Redis unreachable, or slower than
-// DefaultRedisTimeout) spends nothing.
-func (l *RedisLimiter) Take(ctx context.Context, key string, a Allowance, n int, now time.Time) (Take, error) {
+// gcraPeek reads the bucket KEYS[1] as gcraTake would before a take, with
+// ARGV[1] and ARGV[2] as there, writing nothing. It answers {remaining,
+// reset µs}.
+var gcraPeek = redis.NewScript(gcraNow + `
+local t = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat <= now then return {burst, 0} end
+local rem = math.floor((now - (tat - t * burst)) / t)
+if rem < 0 then rem = 0 end
+if rem > burst then rem = burst end
+return {rem, math.ceil(tat - now)}
+`)
+
+// Take implements [Limiter]; now is not used (Redis's clock is). An
+// error (Redis unreachable, or slower than DefaultRedisTimeout) spends
+// nothing.
+func (l *RedisLimiter) Take(ctx context.Context, key string, a Allowance, n int, _ time.Time) (Take, error) {
 	if a.Burst <= 0 || a.PerMinute <= 0 || n > a.Burst {
 		return Take{OK: false, RetryAfter: time.Duration(math.MaxInt64)}, nil
 	}
-	interval := 60e6 / float64(a.PerMinute) // µs per unit
-	us := now.UnixMicro()
+	interval := emission(a)
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	k := l.prefix + key
-	res, err := gcraTake.Run(ctx, l.rdb, []string{k},
-		strconv.FormatInt(us, 10), strconv.FormatFloat(interval, 'f', -1, 64), a.Burst, n).Int64Slice()
+	res, err := gcraTake.Run(ctx, l.rdb, []string{k}, interval, a.Burst, n).Int64Slice()
 	if err != nil {
 		return Take{}, fmt.Errorf("guard: redis limiter: %w", err)
 	}
@@ -105,7 +125,7 @@ func (l *RedisLimiter) Take(ctx context.Context, key string, a Allowance, n int,
 	if !t.OK {
 		return t, nil
 	}
-	amount := strconv.FormatFloat(interval*float64(n), 'f', -1, 64)
+	amount := strconv.FormatFloat(60e6/float64(a.PerMinute)*float64(n), 'f', -1, 64)
 	var once sync.Once
 	t.Undo = func() {
 		once.Do(func() {
@@ -113,8 +133,41 @@ func (l *RedisLimiter) Take(ctx context.Context, key string, a Allowance, n int,
 			// waits a little longer, nobody gets more.
 			ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 			defer cancel()
-			_ = gcraUndo.Run(ctx, l.rdb, []string{k}, strconv.FormatInt(us, 10), amount).Err()
+			_ = gcraUndo.Run(ctx, l.rdb, []string{k}, amount).Err()
 		})
 	}
 	return t, nil
+}
+
+// emission is the script argument of a's emission interval: the
+// microseconds one unit takes to come back.
+func emission(a Allowance) string {
+	return strconv.FormatFloat(60e6/float64(a.PerMinute), 'f', -1, 64)
+}
+
+// Peek implements [Limiter]; now is not used (Redis's clock is).
+func (l *RedisLimiter) Peek(ctx context.Context, key string, a Allowance, _ time.Time) (Level, error) {
+	if a.Burst <= 0 || a.PerMinute <= 0 {
+		return Level{Remaining: max(a.Burst, 0)}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	res, err := gcraPeek.Run(ctx, l.rdb, []string{l.prefix + key}, emission(a), a.Burst).Int64Slice()
+	if err != nil {
+		return Level{}, fmt.Errorf("guard: redis limiter: %w", err)
+	}
+	if len(res) != 2 {
+		return Level{}, errors.New("guard: redis limiter: malformed script answer")
+	}
+	return Level{Remaining: int(res[0]), Reset: time.Duration(res[1]) * time.Microsecond}, nil
+}
+
+// Reset implements [Limiter]: it deletes the bucket's key.
+func (l *RedisLimiter) Reset(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	if err := l.rdb.Del(ctx, l.prefix+key).Err(); err != nil {
+		return fmt.Errorf("guard: redis limiter: %w", err)
+	}
+	return nil
 }
