@@ -61,6 +61,10 @@ var (
 	// ErrInvalidMode is returned by ParseMode for anything but report or
 	// enforce.
 	ErrInvalidMode = errors.New("guard: mode must be report or enforce")
+
+	// ErrCallerKey is returned by Inspect and Reset for a caller key that
+	// is empty or holds a NUL byte (it could not be a quota key).
+	ErrCallerKey = errors.New("guard: invalid caller key")
 )
 
 // Mode is report or enforce.
