@@ -53,8 +53,12 @@ func (sub *subscription) take() []Event {
 // an error wrapping store.ErrBusy when the database could not give the
 // snapshot within [store.Budget].
 //
-// Events come from the runs of this process; with one process per data
-// directory (the lock sees to that) that is every run.
+// Events come from this process's runs and, on PostgreSQL, from every
+// replica's through NOTIFY (notify.go): a state change made elsewhere is
+// read and delivered once its notification arrives. Every followed job is
+// also read again every Config.EventPoll, and after the listener
+// reconnects, should an event have been lost or made by a process that
+// sends none (OpenControl's on SQLite).
 func (s *Service) Subscribe(ctx context.Context, id, owner string) (<-chan Event, error) {
 	sub := &subscription{wake: make(chan struct{}, 1)}
 	s.mu.Lock()
@@ -136,8 +140,17 @@ func (s *Service) unsubscribe(id string, sub *subscription) {
 	}
 }
 
-// publish hands ev to job id's subscribers.
+// publish hands ev, an event of this process's making, to job id's
+// subscribers here and, on PostgreSQL, to the other replicas'. Called
+// after the change it reports committed. It does not wait for the
+// database, except on OpenControl's Service, which sends at once (notify).
 func (s *Service) publish(id string, ev Event) {
+	s.deliver(id, ev)
+	s.notify(id, ev)
+}
+
+// deliver hands ev to job id's subscribers in this process.
+func (s *Service) deliver(id string, ev Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sub := range s.subs[id] {
@@ -145,12 +158,32 @@ func (s *Service) publish(id string, ev Event) {
 	}
 }
 
+// followed reports whether job id has subscribers in this process.
+func (s *Service) followed(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.subs[id]) > 0
+}
+
+// followedJobs lists the jobs with subscribers in this process.
+func (s *Service) followedJobs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.subs))
+	for id := range s.subs {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // publishState publishes job id as it is now in the database and returns
-// its version (0 when it could not be read).
+// its version (0 when it could not be read: the other replicas are still
+// told that it changed, and read it themselves).
 func (s *Service) publishState(ctx context.Context, id string) int64 {
 	job, err := s.loadJob(context.WithoutCancel(ctx), id)
 	if err != nil {
 		s.log.Warn("jobs: reading a job to publish it", "job", id, "error", err)
+		s.notify(id, Event{Kind: EventState})
 		return 0
 	}
 	s.publish(id, stateEvent(job))

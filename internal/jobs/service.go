@@ -44,6 +44,7 @@ const (
 	DefaultURLPrefix       = "/api/v1/jobs"
 	DefaultMinFreeBytes    = 16 << 20
 	DefaultStorageInterval = 5 * time.Second
+	DefaultEventPoll       = 5 * time.Second
 	defaultMaxAttempts     = 3
 	// minSigningKeyBytes is the shortest SigningKey Open takes.
 	minSigningKeyBytes = 32
@@ -156,6 +157,12 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Media resolves media references; nil refuses them.
 	Media MediaStore
+	// EventPoll is how often the jobs that have subscribers here are read
+	// again, each handed to them as a state event when it changed: the
+	// safety net for a lost event (DefaultEventPoll; negative: never). On
+	// PostgreSQL the other replicas' events come by NOTIFY within
+	// milliseconds; the poll bounds the wait when one was lost.
+	EventPoll time.Duration
 	// Now is the clock of file expiry and signed URLs (time.Now). River
 	// keeps its own.
 	Now func() time.Time
@@ -188,6 +195,7 @@ type Service struct {
 	running map[string]*runEntry // jobs this process is running
 	pending map[string]struct{}  // jobs being submitted: files on disk, no row yet
 	subs    map[string]map[*subscription]struct{}
+	bus     *eventBus // events to and from other replicas (notify.go)
 
 	// storage is the data folder's storage condition (storage.go).
 	storage *storageWatch
@@ -263,9 +271,12 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// start migrates River's tables, makes the River client, recovers, and
-// starts River and the sweeper.
+// start starts the job events (notify.go), migrates River's tables, makes
+// the River client, recovers, and starts River and the sweeper.
 func (s *Service) start(ctx context.Context) error {
+	if err := s.startEvents(ctx); err != nil {
+		return err
+	}
 	riverLog := slog.New(levelFloor{s.log.Handler(), slog.LevelWarn})
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{s: s}); err != nil {
@@ -387,6 +398,7 @@ func (c *Config) normalize() error {
 	setDefault(&c.PollInterval, river.FetchPollIntervalDefault)
 	setDefault(&c.MinFreeBytes, DefaultMinFreeBytes)
 	setDefault(&c.StorageInterval, DefaultStorageInterval)
+	setDefault(&c.EventPoll, DefaultEventPoll)
 	if c.Store.Dialect() == store.Postgres {
 		setDefault(&c.RescueAfter, DefaultRescueAfter)
 	} else {
@@ -438,6 +450,7 @@ func (s *Service) Close(ctx context.Context) error {
 				cancel()
 			}
 		}
+		s.stopEvents()
 		close(s.done)
 		s.subWG.Wait()
 		if s.unlock != nil {
