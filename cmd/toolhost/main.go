@@ -16,6 +16,7 @@
 //	toolhost user disable|enable NAME [--data-dir DIR]         disable or enable an account and all its tokens
 //	toolhost app disable|enable NAME [--data-dir DIR]          disable or enable an app and all its tokens
 //	toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]  the abuse log, one JSON row a line
+//	toolhost guard inspect|reset CALLER --redis URL [--json]   a caller's buckets and slots in the shared guard; free them
 //	toolhost export [--out DIR]                                 the tools manifest and the OpenAPI document, as files
 //	toolhost new NAME [--dir DIR] [--guest-replace PATH]       a new tool package that builds as it is
 //	toolhost version                                           the build's version
@@ -91,6 +92,8 @@ func helpArgs(command string) []string {
 		return []string{command, "disable", "--help"}
 	case "abuse":
 		return []string{"abuse", "list", "--help"}
+	case "guard":
+		return []string{"guard", "inspect", "--help"}
 	}
 	return []string{command, "--help"}
 }
@@ -141,6 +144,7 @@ const usage = `usage:
   toolhost user disable|enable NAME [--data-dir DIR]
   toolhost app disable|enable NAME [--data-dir DIR]
   toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]
+  toolhost guard inspect|reset CALLER --redis URL [--quota-table FILE] [--json]
   toolhost version
   toolhost new NAME [--dir DIR] [--guest-replace PATH]
   toolhost help [COMMAND]
@@ -181,6 +185,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 0
 		case "token", "user", "app", "abuse":
 			args = helpArgs(args[0])
+		case "guard":
+			args = helpArgs(args[0])
 		}
 	}
 	var err error
@@ -209,6 +215,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runApp(args[1:])
 	case "abuse":
 		err = runAbuse(args[1:], stdout)
+	case "guard":
+		err = runGuard(args[1:], stdout)
 	case "new":
 		err = runNew(args[1:], stdout)
 	case "version":

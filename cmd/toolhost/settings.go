@@ -97,12 +97,12 @@ var settings = []setting{
 	{Name: "drain-delay", Env: "TOOLHOST_DRAIN_DELAY", Value: "DURATION", Default: server.DefaultDrainDelay.String(),
 		Help: "how long the listener stays open after /readyz turned 503 at shutdown, for a load balancer to notice; 0 closes it at once"},
 	{Name: "redis", Env: "TOOLHOST_REDIS", Value: "URL",
-		Help: "a redis:// URL the replicas share their quotas, throttles, concurrency slots and abuse salt through (docs/scale-out.md); empty keeps them in the process"},
+		Help: "the Redis the replicas share their quotas, throttles, concurrency slots and abuse salt through (docs/scale-out.md): redis://[user:password@]HOST:6379/DB (rediss:// with TLS), redis-sentinel://SENTINEL:26379/DB?master_name=NAME[&addr=SENTINEL2:26379…] or redis-cluster://NODE:6379[?addr=NODE2:6379…]; empty keeps them in the process"},
 }
 
 // arguments are the flags that are not settings: what one run of a
 // command acts on.
-var arguments = []string{"input", "out", "operation", "user", "app", "sandbox", "capability", "since", "dir", "guest-replace"}
+var arguments = []string{"input", "out", "operation", "user", "app", "sandbox", "capability", "since", "dir", "guest-replace", "json", "redis-prefix"}
 
 // lookupSetting returns the setting named name.
 func lookupSetting(name string) (setting, bool) {
@@ -126,6 +126,7 @@ var commandSettings = map[string][]string{
 	"user":   {"config", "data-dir", "store"},
 	"app":    {"config", "data-dir", "store"},
 	"abuse":  {"config", "data-dir", "store"},
+	"guard":  {"config", "redis", "quota-table"},
 }
 
 // options registers a command's settings on its flag set and, once the
