@@ -52,6 +52,7 @@ func runServe(args []string, stderr io.Writer) error {
 	corsOrigins := o.Origins("cors-origin")
 	rescueAfter := o.Duration("job-rescue-after")
 	jobLease := o.Duration("job-lease")
+	eventPoll := o.Duration("job-event-poll")
 	filesDir := o.String("files-dir")
 	redisURL := o.String("redis")
 	interpreterMemory := o.Bytes("interpreter-memory")
@@ -62,8 +63,8 @@ func runServe(args []string, stderr io.Writer) error {
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
 	}
-	if *rescueAfter < 0 || *jobLease < 0 {
-		return fmt.Errorf("%w: --job-rescue-after and --job-lease are not negative", errUsage)
+	if *rescueAfter < 0 || *jobLease < 0 || *eventPoll < 0 {
+		return fmt.Errorf("%w: --job-rescue-after, --job-lease and --job-event-poll are not negative", errUsage)
 	}
 	if *drainDelay < 0 {
 		return fmt.Errorf("%w: --drain-delay is negative", errUsage)
@@ -127,7 +128,7 @@ func runServe(args []string, stderr io.Writer) error {
 		Deprecation: deprecation, SessionCookie: *sessionCookie, CORSOrigins: corsOrigins.list,
 		MetricsElsewhere: *metricsAddr != "",
 		Store:            data.store,
-		Jobs:             server.JobsConfig{RescueAfter: *rescueAfter, LeaseTTL: *jobLease, FilesDir: *filesDir},
+		Jobs:             server.JobsConfig{RescueAfter: *rescueAfter, LeaseTTL: *jobLease, EventPoll: *eventPoll, FilesDir: *filesDir},
 		Redis:            *redisURL,
 		Loading:          loading(*interpreterMemory),
 	})

@@ -64,6 +64,8 @@ var settings = []setting{
 		Help: "with a PostgreSQL --store: how long a job may be running before River hands it out again, so another replica settles the job of one that died; 0 for the default (2m; SQLite: 168h)"},
 	{Name: "job-lease", Env: "TOOLHOST_JOB_LEASE", Value: "DURATION",
 		Help: "with a PostgreSQL --store: how long a running job's lease lasts from its last renewal (every third of it); shorter than --job-rescue-after; 0 for the default (30s)"},
+	{Name: "job-event-poll", Env: "TOOLHOST_JOB_EVENT_POLL", Value: "DURATION",
+		Help: "how often the jobs followed by an event stream or a run's wait are read again, the safety net for a lost event (other replicas' events come by PostgreSQL NOTIFY); 0 for the default (5s)"},
 	{Name: "files-dir", Env: "TOOLHOST_FILES_DIR", Value: "DIR",
 		Help: "the folder of the job files; with a PostgreSQL --store, a volume every replica mounts (docs/scale-out.md); empty for the data folder's jobs/"},
 	{Name: "cache-dir", Env: "TOOLHOST_CACHE_DIR", Value: "DIR", Default: defaultCacheDir(),
@@ -116,7 +118,7 @@ func lookupSetting(name string) (setting, bool) {
 // commandSettings is each command's settings, as its flag set registers
 // them (TestSettingsTable checks the two agree).
 var commandSettings = map[string][]string{
-	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "store", "job-rescue-after", "job-lease", "files-dir", "cache-dir", "cache-max-bytes", "interpreter-memory", "log-format", "log-level", "guard",
+	"serve": {"config", "addr", "metrics-addr", "tools-dir", "data-dir", "store", "job-rescue-after", "job-lease", "job-event-poll", "files-dir", "cache-dir", "cache-max-bytes", "interpreter-memory", "log-format", "log-level", "guard",
 		"trusted-proxy", "quota-table", "probe-allow", "deprecation", "session-cookie", "cors-origin", "spare-workers", "shutdown-timeout", "drain-delay", "redis"},
 	"run":    {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},
 	"list":   {"config", "tools-dir", "cache-dir", "cache-max-bytes", "probe-allow"},

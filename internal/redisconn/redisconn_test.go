@@ -3,6 +3,7 @@ package redisconn_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -108,13 +109,36 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestSentinel opens a redis-sentinel:// URL of a master and a
-// redis-sentinel of the test's own and does the replicas' work through it
+// TestSentinelAndCluster opens a redis-sentinel:// URL (a master and a
+// redis-sentinel of the test's own) and a redis-cluster:// URL (a cluster
+// of one node of the test's own) and does the replicas' work through each
 // — a quota take, a job's slot leased, renewed and released, the day's
-// abuse salt — which lands on the master.
-func TestSentinel(t *testing.T) {
-	s := redistest.StartSentinel(t)
-	rdb := redistest.Client(t, s.URL())
+// abuse salt — which lands on the Redis behind it.
+func TestSentinelAndCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(t *testing.T) (url string, behind *redistest.Server)
+	}{
+		{"sentinel", func(t *testing.T) (string, *redistest.Server) {
+			s := redistest.StartSentinel(t)
+			return s.URL(), s.Master
+		}},
+		{"cluster", func(t *testing.T) (string, *redistest.Server) {
+			s := redistest.StartCluster(t)
+			return s.ClusterURL(), s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a cluster is up 2 s after its start (Redis's own delay)
+			url, behind := tc.start(t)
+			sharedWork(t, redistest.Client(t, url), behind)
+		})
+	}
+}
+
+// sharedWork does a replica's work through rdb and checks that it landed
+// on the Redis behind it.
+func sharedWork(t *testing.T, rdb redis.UniversalClient, behind *redistest.Server) {
 	ctx := context.Background()
 	prefix := redistest.Prefix(t)
 
@@ -155,8 +179,13 @@ func TestSentinel(t *testing.T) {
 		t.Fatalf("the day's salt changed: %v", err)
 	}
 
-	master := redistest.Client(t, s.Master.URL())
-	if n, err := master.Exists(ctx, prefix+"q", prefix+"abuse:salt:"+now.Format(time.DateOnly)).Result(); n != 2 || err != nil {
-		t.Fatalf("keys on the master: %d of 2, %v", n, err)
+	direct := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", behind.Port), DisableIdentity: true})
+	defer direct.Close()
+	for _, key := range []string{prefix + "q", prefix + "abuse:salt:" + now.Format(time.DateOnly)} {
+		// One key a command: a cluster's keys of two hash slots are not
+		// asked together.
+		if n, err := direct.Exists(ctx, key).Result(); n != 1 || err != nil {
+			t.Fatalf("%q is not on the Redis behind the URL: %v", key, err)
+		}
 	}
 }

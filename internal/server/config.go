@@ -183,6 +183,10 @@ type JobsConfig struct {
 	// on a PostgreSQL store (jobs.Config; docs/store.md); zero takes the
 	// defaults.
 	RescueAfter, LeaseTTL time.Duration
+	// EventPoll is how often the jobs followed by event streams are read
+	// again, the safety net for a lost event (jobs.Config.EventPoll, serve
+	// --job-event-poll); zero takes the default.
+	EventPoll time.Duration
 	// FilesDir is the job files' folder (jobs.Config.FilesDir, serve
 	// --files-dir): a volume the replicas of a PostgreSQL store share;
 	// DataDir/jobs when empty.

@@ -187,6 +187,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		StopGrace: time.Duration(cfg.Platform.CleanupTimeoutMS) * time.Millisecond, Now: cfg.Jobs.Now,
 		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
 		RescueAfter: cfg.Jobs.RescueAfter, LeaseTTL: cfg.Jobs.LeaseTTL, FilesDir: cfg.Jobs.FilesDir,
+		EventPoll: cfg.Jobs.EventPoll,
 	}); err != nil {
 		return nil, err
 	}

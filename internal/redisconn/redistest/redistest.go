@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -82,6 +83,7 @@ func Shared(t testing.TB) (redis.UniversalClient, string) {
 type Server struct {
 	t    testing.TB
 	Port int
+	args []string // further redis-server arguments
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 }
@@ -123,8 +125,9 @@ func (s *Server) Start() {
 	if s.cmd != nil {
 		return
 	}
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.t.TempDir())
+	args := append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.t.TempDir()}, s.args...)
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
@@ -222,4 +225,41 @@ func StartSentinel(t testing.TB) *Sentinel {
 // (redisconn.SchemeSentinel).
 func (s *Sentinel) URL() string {
 	return fmt.Sprintf("%s://127.0.0.1:%d/0?master_name=%s", redisconn.SchemeSentinel, s.Port, MasterName)
+}
+
+// StartCluster starts a Redis Cluster of one node (a redis-server with
+// cluster mode on, as Start does, holding every hash slot) and waits until
+// the cluster is up: about 2 s, the delay Redis gives a master before its
+// cluster accepts writes. It is stopped when the test ends.
+func StartCluster(t testing.TB) *Server {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		Missing(t, "redis-server is not on PATH (apt-get install redis-server)")
+	}
+	s := &Server{t: t, Port: freePort(t),
+		args: []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf")}}
+	s.Start()
+	t.Cleanup(s.Stop)
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.Port), DisableIdentity: true, MaxRetries: -1})
+	defer rdb.Close()
+	ctx := context.Background()
+	if err := rdb.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
+		t.Fatalf("cluster of port %d: adding its slots: %v", s.Port, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := rdb.ClusterInfo(ctx).Result()
+		if err == nil && strings.Contains(info, "cluster_state:ok") {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster of port %d is not up: %q %v", s.Port, info, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ClusterURL is the server's redis-cluster:// URL (redisconn.SchemeCluster).
+func (s *Server) ClusterURL() string {
+	return fmt.Sprintf("%s://127.0.0.1:%d", redisconn.SchemeCluster, s.Port)
 }
