@@ -66,6 +66,15 @@ func (s *Service) get(ctx context.Context, id, owner string) (*Job, error) {
 // is an error wrapping [store.ErrBusy], with nothing changed. The job is
 // then read under a budget of its own.
 func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
+	if owner == "" && !s.isClosed() {
+		return nil, ErrNotFound
+	}
+	return s.cancel(ctx, id, owner)
+}
+
+// cancel is Cancel for owner's job id, or for any owner's when owner is ""
+// (CancelAny, an operator's).
+func (s *Service) cancel(ctx context.Context, id, owner string) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
@@ -81,7 +90,7 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 		if err != nil {
 			return err
 		}
-		if owner == "" || r.owner != owner {
+		if owner != "" && r.owner != owner {
 			return ErrNotFound
 		}
 		switch r.state {
@@ -124,6 +133,9 @@ func (s *Service) Cancel(ctx context.Context, id, owner string) (*Job, error) {
 	}
 	// Committed: the read gets a budget of its own, not what the
 	// transaction left of this one.
+	if owner == "" {
+		return s.show(req, id)
+	}
 	return s.get(req, id, owner)
 }
 

@@ -184,6 +184,11 @@ type Job struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// ExpiresAt is when the job's files expire; nil while it is active.
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// Replayed is set by Submit and Idempotent when the job is the one an
+	// earlier submission with the same Idempotency-Key made, not a new
+	// one (the HTTP layer may answer 200 rather than 202). It is not
+	// stored: every other read leaves it false.
+	Replayed bool `json:"-"`
 }
 
 // File describes one file of a job.
@@ -283,6 +288,13 @@ type Submission struct {
 	// files are known only once it has been read, so this is where a
 	// required file that never came is refused.
 	Check func(files []string) error
+	// IdempotencyKey is the submission's Idempotency-Key; "" for none.
+	// While a job of the same owner with the same key is younger than
+	// IdempotencyWindow, Submit stores nothing and returns that job
+	// (Job.Replayed), whatever this submission's input and files; the
+	// submission's Slots then belong to no job. 1 to 255 printable ASCII
+	// characters (ErrInvalid otherwise).
+	IdempotencyKey string
 }
 
 // Download is an open job file. The caller closes Content; it is an

@@ -40,12 +40,22 @@ import (
 // an in-process writer that holds it), the submission is refused with an
 // error wrapping [store.ErrBusy], its files removed and its rows rolled
 // back, instead of waiting out [store.BusyTimeout].
+//
+// With sub.IdempotencyKey, a job of the owner with that key younger than
+// IdempotencyWindow is returned instead, marked Replayed, and the
+// submission is dropped as a refusal is (its files removed, no row, its
+// Slots not taken by any job: the caller releases them); of two
+// concurrent submissions with one key, one makes the job and the other
+// replays it. An older job with the key loses it to the new one.
 func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
 	if sub.Owner == "" {
 		return nil, fmt.Errorf("%w: no owner", ErrInvalid)
+	}
+	if sub.IdempotencyKey != "" && !validIdempotencyKey(sub.IdempotencyKey) {
+		return nil, fmt.Errorf("%w: the Idempotency-Key is not 1 to %d printable ASCII characters", ErrInvalid, maxIdempotencyKeyBytes)
 	}
 	if _, ok := s.handler(sub.Type); !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownType, sub.Type)
@@ -85,6 +95,12 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*Job, error) {
 	if err != nil {
 		if rmErr := os.RemoveAll(s.jobDir(id)); rmErr != nil {
 			s.log.Error("jobs: removing the files of a refused submission", "job", id, "error", rmErr)
+		}
+		var rep *replay
+		if errors.As(err, &rep) {
+			// Its Idempotency-Key names an earlier job: that one is the
+			// answer, and nothing of this submission is kept.
+			return s.replayed(ctx, rep.id, sub.Owner)
 		}
 		// After the removal, so that the condition it records is the
 		// folder's without the partial files.
@@ -167,8 +183,14 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input, 
 	bctx, cancel := store.Budget(ctx)
 	defer cancel()
 	err = s.withTx(bctx, func(tx *txn) error {
+		if sub.IdempotencyKey != "" {
+			if err := s.claimIdempotencyKey(bctx, tx, sub.Owner, sub.IdempotencyKey); err != nil {
+				return err
+			}
+		}
 		if err := s.rows.InsertJob(bctx, tx.Tx, store.NewJob{ID: id, Type: sub.Type, Owner: sub.Owner, Input: string(input),
-			Refs: string(refsJSON), InputFiles: len(files), CreatedAt: created}); err != nil {
+			Refs: string(refsJSON), InputFiles: len(files), CreatedAt: created,
+			IdempotencyKey: sub.IdempotencyKey}); err != nil {
 			return fmt.Errorf("inserting job %s: %w", id, err)
 		}
 		for _, f := range files {
@@ -179,6 +201,9 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input, 
 		}
 		return s.newTicket(bctx, tx, id, sub.Type)
 	})
+	if err != nil && sub.IdempotencyKey != "" {
+		err = s.replayAfter(ctx, sub.Owner, sub.IdempotencyKey, err)
+	}
 	if err != nil {
 		return nil, busy(bctx, err)
 	}
