@@ -17,6 +17,8 @@
 //	toolhost app disable|enable NAME [--data-dir DIR]          disable or enable an app and all its tokens
 //	toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]  the abuse log, one JSON row a line
 //	toolhost guard inspect|reset CALLER --redis URL [--json]   a caller's buckets and slots in the shared guard; free them
+//	toolhost jobs list [--owner O] [--state S] [--limit N] [--json]  every owner's jobs, newest first, on any --store
+//	toolhost jobs show|cancel ID [--json]                      a job with its files and error; cancel it
 //	toolhost export [--out DIR]                                 the tools manifest and the OpenAPI document, as files
 //	toolhost new NAME [--dir DIR] [--guest-replace PATH]       a new tool package that builds as it is
 //	toolhost version                                           the build's version
@@ -29,8 +31,9 @@
 //
 // Every command writes canonical JSON to stdout, except serve, which logs to
 // stderr, token create, user create and user token, which print the bare
-// token (shown once), user list and user tokens, one JSON row a line, and
-// the other user and app commands, which print nothing. Every
+// token (shown once), user list and user tokens, one JSON row a line,
+// jobs, text unless --json, and the other user and app commands, which
+// print nothing. Every
 // command exits 1 on a refusal or a failed item (the platform error is
 // printed), 2 on a usage error.
 package main
@@ -94,6 +97,8 @@ func helpArgs(command string) []string {
 		return []string{"abuse", "list", "--help"}
 	case "guard":
 		return []string{"guard", "inspect", "--help"}
+	case "jobs":
+		return []string{"jobs", "list", "--help"}
 	}
 	return []string{command, "--help"}
 }
@@ -145,6 +150,8 @@ const usage = `usage:
   toolhost app disable|enable NAME [--data-dir DIR]
   toolhost abuse list [--since DURATION|RFC3339] [--data-dir DIR]
   toolhost guard inspect|reset CALLER --redis URL [--quota-table FILE] [--json]
+  toolhost jobs list [--owner O] [--state S] [--limit N] [--json] [--data-dir DIR] [--store URL] [--files-dir DIR]
+  toolhost jobs show|cancel ID [--json] [--data-dir DIR] [--store URL] [--files-dir DIR]
   toolhost version
   toolhost new NAME [--dir DIR] [--guest-replace PATH]
   toolhost help [COMMAND]
@@ -183,7 +190,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			// No flags: the usage lines are the help.
 			(&helpRequest{fs: flag.NewFlagSet(args[0], flag.ContinueOnError)}).print(stdout, args[0])
 			return 0
-		case "token", "user", "app", "abuse":
+		case "token", "user", "app", "abuse", "jobs":
 			args = helpArgs(args[0])
 		case "guard":
 			args = helpArgs(args[0])
@@ -217,6 +224,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runAbuse(args[1:], stdout)
 	case "guard":
 		err = runGuard(args[1:], stdout)
+	case "jobs":
+		err = runJobs(args[1:], stdout)
 	case "new":
 		err = runNew(args[1:], stdout)
 	case "version":

@@ -104,7 +104,7 @@ var settings = []setting{
 
 // arguments are the flags that are not settings: what one run of a
 // command acts on.
-var arguments = []string{"input", "out", "operation", "user", "app", "sandbox", "capability", "since", "dir", "guest-replace", "json", "redis-prefix"}
+var arguments = []string{"input", "out", "operation", "user", "app", "sandbox", "capability", "since", "dir", "guest-replace", "owner", "state", "limit", "json", "redis-prefix"}
 
 // lookupSetting returns the setting named name.
 func lookupSetting(name string) (setting, bool) {
@@ -129,6 +129,7 @@ var commandSettings = map[string][]string{
 	"app":    {"config", "data-dir", "store"},
 	"abuse":  {"config", "data-dir", "store"},
 	"guard":  {"config", "redis", "quota-table"},
+	"jobs":   {"config", "data-dir", "store", "files-dir"},
 }
 
 // options registers a command's settings on its flag set and, once the
