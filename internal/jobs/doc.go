@@ -117,5 +117,8 @@
 // [Service.Subscribe] streams a job's state changes and progress, for
 // server-sent events: a snapshot first, then every state change once and
 // progress reports (merged into the latest when the reader is slow), ending
-// after a final state.
+// after a final state. On PostgreSQL the events of every replica's runs
+// reach every replica's subscribers by LISTEN/NOTIFY (notify.go); on any
+// store the followed jobs are read again every Config.EventPoll, should
+// an event have been lost.
 package jobs
