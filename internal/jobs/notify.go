@@ -52,7 +52,7 @@ const (
 	// reconnectMin and reconnectMax bound the listener's wait between two
 	// failed connection attempts (doubling from the first).
 	reconnectMin = 100 * time.Millisecond
-	reconnectMax = 5 * time.Second
+	reconnectMax = 2 * time.Second
 	// listenerName is the listening connection's application_name, as
 	// pg_stat_activity shows it.
 	listenerName = "toolhost job events"
