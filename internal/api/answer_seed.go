@@ -53,6 +53,7 @@ var seedCodes = map[run.Code]string{
 	run.Throttled:            "throttled",
 	run.Overloaded:           "queue_full",
 	run.ServiceUnavailable:   "service_unavailable",
+	run.Loading:              "service_unavailable",
 	run.Timeout:              "request_timeout",
 }
 

@@ -83,6 +83,7 @@ func toolsProblem(c *gin.Context, code, detail string) {
 // refusalCodes are the problem codes of the application layer's refusals.
 var refusalCodes = map[run.Code]string{
 	run.ToolNotFound:         contracts.ProblemToolNotFound,
+	run.Loading:              contracts.ProblemServerUnavailable, // the server's state, not the tool's
 	run.NotRunnable:          contracts.ProblemToolNotRunnable,
 	run.ToolUnavailable:      contracts.ProblemToolUnavailable,
 	run.InvalidInput:         contracts.ProblemInvalidInput,

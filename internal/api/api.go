@@ -59,6 +59,10 @@ type Config struct {
 	// (registry.Registry.Started); until then /readyz answers 503
 	// "starting". nil is started.
 	Started <-chan struct{}
+	// FirstScan counts the module files the tools folder's first scan
+	// found and those whose load has ended (registry.Registry.FirstScan),
+	// for /readyz's "starting" answer; nil leaves the counts out.
+	FirstScan func() (found, ended int)
 	// Jobs is the jobs subsystem of the jobs routes and of job tools'
 	// runs; nil refuses them as unavailable.
 	Jobs *jobs.Service
@@ -212,7 +216,13 @@ func (s *Server) ready(c *gin.Context) {
 		case <-s.cfg.Started:
 		default:
 			tc, _ := s.toolsCheck()
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "starting", "checks": gin.H{"tools": tc}})
+			body := gin.H{"status": "starting", "checks": gin.H{"tools": tc}}
+			if s.cfg.FirstScan != nil {
+				// The first scan's progress: its module files, and those
+				// loaded or refused so far.
+				body["modules_total"], body["modules_ready"] = s.cfg.FirstScan()
+			}
+			c.JSON(http.StatusServiceUnavailable, body)
 			return
 		}
 	}

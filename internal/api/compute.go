@@ -70,6 +70,10 @@ func (s *Server) compute(c *gin.Context) {
 	// before anything runs, in one snapshot.
 	snap := s.cfg.Run.Snapshot()
 	prepared := s.cfg.Run.PrepareBatch(snap, items)
+	if err := run.BatchLoading(snap, prepared); err != nil {
+		s.seedRefusal(c, err)
+		return
+	}
 	ad, err := s.cfg.Run.AdmitBatch(c.Request.Context(), o, snap, prepared)
 	if err != nil {
 		s.seedRefusal(c, err)

@@ -320,7 +320,7 @@ var problemStatuses = []struct {
 	{http.StatusUnsupportedMediaType, "The body's media type, or a file's sniffed type, is not accepted.", nil},
 	{http.StatusUnprocessableEntity, "The input does not pass the tool's input schema; the issues say where.", nil},
 	{http.StatusTooManyRequests, "A quota, throttle or capacity limit: retry after Retry-After.", []string{"Retry-After", "RateLimit", "RateLimit-Policy"}},
-	{http.StatusServiceUnavailable, "The tool is unavailable, the server is stopping or busy: retry after Retry-After.", []string{"Retry-After"}},
+	{http.StatusServiceUnavailable, "The tool is unavailable, the server is stopping or busy, or still loading its tools (a code it does not know yet): retry after Retry-After.", []string{"Retry-After"}},
 	{http.StatusInsufficientStorage, "The data folder is full; nothing was written.", nil},
 }
 
@@ -553,7 +553,7 @@ func probePaths(p *openapi3.Paths) {
 	p.Set("/healthz", &openapi3.PathItem{Get: &openapi3.Operation{OperationID: "healthz", Tags: []string{"probes"}, Security: noSecurity(),
 		Summary: "Liveness.", Responses: answers(200, jsonAnswer("Alive.", status))}})
 	p.Set("/readyz", &openapi3.PathItem{Get: &openapi3.Operation{OperationID: "readyz", Tags: []string{"probes"}, Security: noSecurity(),
-		Summary:   "Readiness: 503 while draining, when the data folder is full, or while a named check fails (the store, Redis).",
+		Summary:   "Readiness: 503 while starting (the tools folder's first scan: modules_total, modules_ready), while draining, when the data folder is full, or while a named check fails (the store, Redis).",
 		Responses: withProblems(answers(200, jsonAnswer("Ready.", openapi3.NewObjectSchema().NewRef())), 503)}})
 }
 

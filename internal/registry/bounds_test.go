@@ -283,7 +283,9 @@ func TestOpenDoesNotWaitForSlowLoads(t *testing.T) {
 
 // Started is closed once the loads Open left running have ended and the
 // snapshot with their outcomes is published — a load refused at its
-// deadline included — and at once when Open waited for every load.
+// deadline included — and at once when Open waited for every load. Until
+// then the snapshots say they are starting and FirstScan counts the files
+// found and the loads ended; after it neither.
 func TestStarted(t *testing.T) {
 	dir := t.TempDir()
 	settled(t, dir, "loop.wasm", testmodule.WAT(t, "image_loop"))
@@ -296,12 +298,24 @@ func TestStarted(t *testing.T) {
 		t.Fatalf("started before the first scan's loads ended: %+v", r.Loading())
 	default:
 	}
+	if !r.Snapshot().Starting() {
+		t.Error("a snapshot published while the first scan loads does not say it is starting")
+	}
+	if found, ended := r.FirstScan(); found != 2 || ended < 0 || ended > 1 {
+		t.Errorf("FirstScan while loop.wasm loads: %d found, %d ended; want 2 and at most 1", found, ended)
+	}
 	select {
 	case <-r.Started():
 	case <-time.After(60 * time.Second):
 		t.Fatalf("never started: loads %+v", r.Loading())
 	}
 	s := r.Snapshot()
+	if s.Starting() {
+		t.Error("the snapshot current once started says it is starting")
+	}
+	if found, ended := r.FirstScan(); found != 2 || ended != 2 {
+		t.Errorf("FirstScan once started: %d found, %d ended; want 2 and 2", found, ended)
+	}
 	if _, ok := s.Service("ping"); !ok {
 		t.Errorf("started without ping published")
 	}
@@ -318,6 +332,12 @@ func TestStarted(t *testing.T) {
 	case <-r.Started():
 	default:
 		t.Error("Open waited for every load, yet the registry is not started")
+	}
+	if r.Snapshot().Starting() {
+		t.Error("generation 1, with every load of the first scan in it, says it is starting")
+	}
+	if found, ended := r.FirstScan(); found != 1 || ended != 1 {
+		t.Errorf("FirstScan after Open waited for every load: %d found, %d ended; want 1 and 1", found, ended)
 	}
 }
 

@@ -40,6 +40,11 @@ type Registry struct {
 	waiters    int               // discoveries waiting for loads; loads that end meanwhile leave publishing to them
 	warned     map[string]string // by file name: the last warning logged, so that it is logged once
 
+	// scanFound and scanLeft are the module files the first scan found
+	// and those of them whose loads have not ended (FirstScan); atomic,
+	// so that a probe never waits for a discovery holding mu.
+	scanFound, scanLeft atomic.Int32
+
 	// loadCtx ends the loads when the registry closes; jobs counts the
 	// load goroutines; slots bounds the loads holding file bytes; kick
 	// tells the watcher a load found its file still changing.
@@ -115,6 +120,8 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		r.starting[name] = true
 	}
 	r.startTotal = len(r.starting)
+	r.scanFound.Store(int32(len(r.entries) + r.startTotal)) // a first scan's loads have no entry yet
+	r.scanLeft.Store(int32(r.startTotal))
 	if r.startTotal > 0 {
 		r.log.Info("registry: loading the tools folder in the background", "modules", r.startTotal)
 	}
@@ -143,13 +150,47 @@ func (r *Registry) startDone(name string) {
 		return
 	}
 	delete(r.starting, name)
+	r.scanLeft.Store(int32(len(r.starting)))
 	r.log.Info("registry: first scan", "file", fileSource(name), "done", r.startTotal-len(r.starting), "of", r.startTotal)
 }
 
+// FirstScan reports the tools folder's first scan: found is the module
+// files it found (files still being written then are not counted), ended
+// those of them whose load has ended — loaded and published, or refused,
+// the refusal in the snapshot's failures. ended reaches found by the time
+// Started is closed. It is safe for concurrent use and takes no lock.
+func (r *Registry) FirstScan() (found, ended int) {
+	found = int(r.scanFound.Load())
+	return found, found - int(r.scanLeft.Load())
+}
+
+// firstScanRunning reports whether loads of the first scan are still
+// running, as the snapshot about to be published says (Snapshot.Starting).
+// During Open's first discovery, before starting is made, those are the
+// loads running. r.mu is held.
+func (r *Registry) firstScanRunning() bool {
+	switch {
+	case r.isStarted:
+		return false
+	case r.starting == nil:
+		return len(r.loading) > 0
+	default:
+		return len(r.starting) > 0
+	}
+}
+
 // checkStarted closes started once the first discovery's loads are all
-// recorded and published. r.mu is held.
+// recorded and published. When the last of them ended with nothing to
+// publish (superseded by a newer version of its file, which loads apart),
+// it first publishes a generation that is no longer starting, so that no
+// snapshot says the first scan runs once Started is closed. r.mu is held.
 func (r *Registry) checkStarted() {
 	if r.isStarted || r.starting == nil || len(r.starting) > 0 || r.dirty {
+		return
+	}
+	if s := r.current.Load(); s != nil && s.starting && !r.closed && r.waiters == 0 {
+		r.dirty = true
+		r.publish() // calls checkStarted again
 		return
 	}
 	r.isStarted = true
@@ -339,6 +380,7 @@ func (r *Registry) publish() {
 	}
 	r.generation++
 	s := transact(r.generation, pkgs, r.log)
+	s.starting = r.firstScanRunning()
 	r.current.Store(s)
 	r.dirty = false
 	r.log.Info("registry: published", "generation", s.Generation(),

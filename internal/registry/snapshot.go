@@ -71,6 +71,9 @@ type Snapshot struct {
 	services   []*Service // sorted by code
 	failures   []Failure  // sorted by file, code, reason, detail
 	jobTools   map[jobKey]*Service
+	// starting is set on a snapshot published while loads of the tools
+	// folder's first scan were still running (Starting).
+	starting bool
 }
 
 // NewSnapshot returns a snapshot of services and failures, sorted. It is
@@ -96,6 +99,14 @@ func NewSnapshot(generation uint64, services []*Service, failures []Failure) *Sn
 
 // Generation counts publications, starting at 1.
 func (s *Snapshot) Generation() uint64 { return s.generation }
+
+// Starting reports whether s was published while loads of the tools
+// folder's first scan were still running: a code s does not have may then
+// be a module's that has not loaded yet, so its absence proves nothing. The
+// snapshot published with the first scan's last outcome, and every later
+// one, is not starting (a module dropped into the folder later is absent
+// until it loads, as before).
+func (s *Snapshot) Starting() bool { return s.starting }
 
 // Services returns the published services, sorted by code. The slice is
 // a copy; the services are shared and immutable.

@@ -32,7 +32,7 @@ type Result struct {
 }
 
 // Lookup finds the tool id in snap for a run: ToolNotFound when no tool
-// has it, ToolUnavailable (with the registration failure as the reason)
+// has it (Loading while snap is starting), ToolUnavailable (with the registration failure as the reason)
 // when its code is quarantined.
 func Lookup(snap *registry.Snapshot, id string) (*registry.Service, error) {
 	if svc, ok := snap.Service(id); ok {
@@ -43,7 +43,7 @@ func Lookup(snap *registry.Snapshot, id string) (*registry.Service, error) {
 		r.Reason = f.Reason
 		return nil, r
 	}
-	return nil, refuse(ToolNotFound, "No tool has this id.")
+	return nil, notFound(snap, "No tool has this id.")
 }
 
 // Runnable refuses a run of svc through the run API: NotRunnable for a

@@ -12,12 +12,13 @@ import (
 )
 
 // JobTool finds the tool that runs jobs of jobType whose input names
-// operation under "tool" (its run.job), for a submission or a retry.
+// operation under "tool" (its run.job), for a submission or a retry:
+// ToolNotFound when none does, Loading while snap is starting.
 func JobTool(snap *registry.Snapshot, jobType, operation string) (*registry.Service, error) {
 	if svc, ok := snap.JobTool(jobType, operation); ok {
 		return svc, nil
 	}
-	return nil, refuse(ToolNotFound, `No tool runs jobs of this type and input "tool".`)
+	return nil, notFound(snap, `No tool runs jobs of this type and input "tool".`)
 }
 
 // JobRunnable refuses a job of svc that cannot run now or does not take

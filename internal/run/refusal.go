@@ -16,6 +16,12 @@ type Code string
 const (
 	// ToolNotFound: no published tool has the id (or job type).
 	ToolNotFound Code = "tool_not_found"
+	// Loading: no published tool has the id (or job type) yet, and the
+	// tools folder's first scan still loads modules (a server listens
+	// before they are loaded): the code may be one of theirs, so its
+	// absence is not known yet; retry after RetryAfter. After the first
+	// scan the same lookup is ToolNotFound (loading.go).
+	Loading Code = "loading"
 	// NotRunnable: the tool is a page only; it has no run API.
 	NotRunnable Code = "not_runnable"
 	// ToolUnavailable: the tool is listed but cannot run here now (a

@@ -144,3 +144,95 @@ func TestDiagnosticsListLoadsInProgress(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// loadingAnswer is one request's answer while the first scan loads and
+// after it.
+type loadingAnswer struct {
+	name         string
+	method, path string
+	body         []byte
+	// during and after are the problem codes wanted; the status is the
+	// dialect's (503 during, 404 after).
+	during, after string
+}
+
+// TestLoadingIsNotAbsence: while a server's first scan of the tools folder
+// still loads (loop.wasm holds it until its image deadline), a tool code
+// it does not know yet answers 503 with Retry-After, retryable — on the
+// run, descriptor, schema, compute and job routes — and /readyz's
+// "starting" body counts the modules found and those ended; once the scan
+// has ended, the same code is 404, and a code of the scan that loaded
+// answers.
+func TestLoadingIsNotAbsence(t *testing.T) {
+	r := startConfigured(t, map[string][]byte{
+		"loop.wasm": testmodule.WAT(t, "image_loop"),
+		"ping.wasm": testmodule.WAT(t, "ping"),
+	}, false, func(c *server.Config) {
+		c.Loading = server.LoadingConfig{Background: true, Image: 3 * time.Second, MaxLoads: 1}
+	})
+	nope := map[string]any{"correlation_id": "c", "tool_code": "nope", "contract_version": "1.0.0",
+		"implementation_version": "1.0.0", "schema_fingerprint": strings.Repeat("0", 64), "parameters": map[string]any{}}
+	answers := []loadingAnswer{
+		{"run", "POST", "/api/v1/tools/nope/run", []byte(`{"input":{}}`), "tools.server.unavailable", "tools.tool.not_found"},
+		{"descriptor", "GET", "/api/v1/tools/nope", nil, "tools.server.unavailable", "tools.tool.not_found"},
+		{"schema", "GET", "/api/v1/tools/nope/schema", nil, "tools.server.unavailable", "tools.tool.not_found"},
+		{"job", "POST", "/api/v1/jobs", []byte(`{"type":"nope","input":{"tool":"x"}}`), "tools.server.unavailable", "tools.tool.not_found"},
+		{"compute", "POST", "/api/v1/tools/compute", encode(t, map[string]any{"request_id": "r", "items": []any{nope}}), "service_unavailable", ""},
+	}
+
+	var ready struct {
+		Status       string `json:"status"`
+		ModulesTotal *int   `json:"modules_total"`
+		ModulesReady *int   `json:"modules_ready"`
+	}
+	status, _, body := r.do("GET", "/readyz", "", nil)
+	if err := json.Unmarshal(body, &ready); err != nil || status != http.StatusServiceUnavailable || ready.Status != "starting" {
+		t.Fatalf("/readyz while loop.wasm loads: %d %s", status, body)
+	}
+	if ready.ModulesTotal == nil || ready.ModulesReady == nil || *ready.ModulesTotal != 2 || *ready.ModulesReady < 0 || *ready.ModulesReady >= 2 {
+		t.Errorf("/readyz while starting: %s, want modules_total 2 and modules_ready 0 or 1", body)
+	}
+	for _, a := range answers {
+		t.Run("during/"+a.name, func(t *testing.T) {
+			status, h, body := r.do(a.method, a.path, r.token, a.body)
+			problemCode(t, a.name, status, h, body, http.StatusServiceUnavailable, a.during)
+			var p struct {
+				Retryable bool `json:"retryable"`
+			}
+			if json.Unmarshal(body, &p); !p.Retryable || h.Get("Retry-After") == "" {
+				t.Errorf("%s: retryable %v, Retry-After %q: %s", a.name, p.Retryable, h.Get("Retry-After"), body)
+			}
+		})
+	}
+	// ping is in the first scan: loaded (it runs), or still queued behind
+	// loop.wasm (503) — never absent.
+	pingStatus, _, pingBody := r.do("GET", "/api/v1/tools/ping", r.token, nil)
+	if pingStatus != http.StatusOK && pingStatus != http.StatusServiceUnavailable {
+		t.Errorf("ping's descriptor during the first scan: %d %s", pingStatus, pingBody)
+	}
+	t.Logf("ping's descriptor during the first scan: %d", pingStatus)
+	if status, _, body := r.do("GET", "/readyz", "", nil); status != http.StatusServiceUnavailable {
+		t.Fatalf("the first scan ended while the test asked (raise loop.wasm's image deadline): /readyz %d %s", status, body)
+	}
+
+	eventually(t, "/readyz turns 200", func() bool {
+		status, _, _ := r.do("GET", "/readyz", "", nil)
+		return status == http.StatusOK
+	})
+	for _, a := range answers {
+		t.Run("after/"+a.name, func(t *testing.T) {
+			status, h, body := r.do(a.method, a.path, r.token, a.body)
+			if a.after == "" {
+				// The compute route answers an unknown code per item.
+				if status != http.StatusOK || !strings.Contains(string(body), `"unknown_tool"`) {
+					t.Errorf("%s after the first scan: %d %s", a.name, status, body)
+				}
+				return
+			}
+			problemCode(t, a.name, status, h, body, http.StatusNotFound, a.after)
+		})
+	}
+	if code, err := r.runTool("ping", r.token, pingRun); err != nil || code != "" {
+		t.Errorf("ping after the first scan: %q %v", code, err)
+	}
+}

@@ -214,6 +214,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			WASMMemory: engine.MemoryWASMHard,
 		},
 		RuntimeID:        runtimeID(),
+		FirstScan:        s.registry.FirstScan,
 		Version:          cfg.Version,
 		Logger:           cfg.Logger,
 		NativeWorkers:    nativeWorkers(s.supervisor),
