@@ -11,7 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/jobs"
+	"github.com/toolhost/toolhost/internal/redisconn"
+	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/store"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
@@ -64,6 +67,7 @@ func runJobs(args []string, stdout io.Writer) error {
 	var df dataFlags
 	df.register(o)
 	filesDir := o.String("files-dir")
+	redisURL := o.String("redis")
 	asJSON := fs.Bool("json", false, "print canonical JSON instead of text")
 	var filter jobs.ListFilter
 	var state string
@@ -91,7 +95,7 @@ func runJobs(args []string, stdout io.Writer) error {
 	}
 
 	ctx := context.Background()
-	svc, closeJobs, err := openJobs(ctx, df, *filesDir)
+	svc, closeJobs, err := openJobs(ctx, df, *filesDir, *redisURL)
 	if err != nil {
 		return err
 	}
@@ -131,8 +135,53 @@ func runJobs(args []string, stdout io.Writer) error {
 
 // openJobs opens the store of df and the jobs on it for control only.
 // A data folder without a database is errNoDatabase, so that a mistyped
-// --data-dir does not read as no jobs.
-func openJobs(ctx context.Context, df dataFlags, filesDir string) (*jobs.Service, func(), error) {
+// --data-dir does not read as no jobs. With the replicas' Redis
+// (redisURL), a job this command ends frees its concurrency slots there
+// at once; without it they lapse with their lease (guard.JobSlotLease),
+// as the slots of a single server's jobs do — its guard is in its
+// memory, which this command cannot reach.
+func openJobs(ctx context.Context, df dataFlags, filesDir, redisURL string) (*jobs.Service, func(), error) {
+	var keeper jobs.SlotKeeper
+	closeRedis := func() {}
+	if redisURL != "" {
+		rdb, err := redisconn.Open(redisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: --redis: %v", errUsage, err)
+		}
+		sems := guard.NewRedisSemaphores(rdb, server.RedisPrefix+"s:", 0)
+		g, err := guard.New(guard.Config{Semaphores: sems})
+		if err != nil {
+			rdb.Close()
+			return nil, nil, err
+		}
+		keeper = slotReleaser{g}
+		closeRedis = func() { sems.Close(); rdb.Close() }
+	}
+	svc, closeJobs, err := openJobStore(ctx, df, filesDir, keeper)
+	if err != nil {
+		closeRedis()
+		return nil, nil, err
+	}
+	return svc, func() { closeJobs(); closeRedis() }, nil
+}
+
+// slotReleaser frees the slots of the jobs the command ends, in the
+// replicas' shared guard; it renews none (it runs no job).
+type slotReleaser struct{ g *guard.Guard }
+
+func (r slotReleaser) RenewSlots(context.Context, string) error { return nil }
+
+func (r slotReleaser) ReleaseSlots(ctx context.Context, slots string) error {
+	ss, err := guard.DecodeSlots(slots)
+	if err != nil {
+		return err
+	}
+	return r.g.ReleaseSlots(ctx, ss)
+}
+
+// openJobStore opens the store of df and the jobs on it for control only,
+// with keeper freeing the slots of the jobs it ends (nil: none).
+func openJobStore(ctx context.Context, df dataFlags, filesDir string, keeper jobs.SlotKeeper) (*jobs.Service, func(), error) {
 	path, local := df.database()
 	if _, err := os.Stat(path); local && errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w at %s", errNoDatabase, path)
@@ -141,7 +190,7 @@ func openJobs(ctx context.Context, df dataFlags, filesDir string) (*jobs.Service
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := jobs.OpenControl(ctx, jobs.Config{Store: st, DataDir: df.dataDir, FilesDir: filesDir})
+	svc, err := jobs.OpenControl(ctx, jobs.Config{Store: st, DataDir: df.dataDir, FilesDir: filesDir, Slots: keeper})
 	if err != nil {
 		st.Close()
 		return nil, nil, err

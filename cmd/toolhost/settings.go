@@ -129,7 +129,7 @@ var commandSettings = map[string][]string{
 	"app":    {"config", "data-dir", "store"},
 	"abuse":  {"config", "data-dir", "store"},
 	"guard":  {"config", "redis", "quota-table"},
-	"jobs":   {"config", "data-dir", "store", "files-dir"},
+	"jobs":   {"config", "data-dir", "store", "files-dir", "redis"},
 }
 
 // options registers a command's settings on its flag set and, once the

@@ -54,6 +54,7 @@ var problemStatus = map[string]int{
 	contracts.ProblemUnauthenticated:      http.StatusUnauthorized,
 	contracts.ProblemForbidden:            http.StatusForbidden,
 	contracts.ProblemQuotaExceeded:        http.StatusTooManyRequests,
+	contracts.ProblemConcurrencyExceeded:  http.StatusTooManyRequests,
 	contracts.ProblemThrottled:            http.StatusTooManyRequests,
 	ProblemJobNotFound:                    http.StatusNotFound,
 	ProblemJobExpired:                     http.StatusGone,
@@ -97,7 +98,7 @@ var refusalCodes = map[run.Code]string{
 	run.ChallengeFailed:      contracts.ProblemForbidden,
 	run.CostExceedsAllowance: contracts.ProblemForbidden,
 	run.QuotaExceeded:        contracts.ProblemQuotaExceeded,
-	run.Concurrency:          contracts.ProblemQuotaExceeded,
+	run.Concurrency:          contracts.ProblemConcurrencyExceeded,
 	run.Throttled:            contracts.ProblemThrottled,
 }
 

@@ -135,6 +135,20 @@ func (s *Server) admit(c *gin.Context, svc *registry.Service, input map[string]a
 	return ad, true
 }
 
+// admitJob is admit for a job of svc: the concurrency slots it takes are
+// the job's (run.App.AdmitJob), handed to it at submission (submit) and
+// released where it ends, on whichever replica; the admission is
+// released only when no job was made.
+func (s *Server) admitJob(c *gin.Context, svc *registry.Service, input map[string]any) (*run.Admission, bool) {
+	ad, err := s.cfg.Run.AdmitJob(c.Request.Context(), origin(c), svc, input)
+	if err != nil {
+		s.toolsRefusal(c, err)
+		return nil, false
+	}
+	setLimits(c, ad.Limits)
+	return ad, true
+}
+
 // isAnonymousKey reports whether a caller key is an anonymous caller's,
 // which holds its address: the guard's "ip:" keys and the older
 // "anonymous:" form.

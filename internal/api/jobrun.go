@@ -35,6 +35,12 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 		s.toolsRefusal(c, err)
 		return
 	}
+	if job, ok := s.replayed(c); ok {
+		if job != nil {
+			s.answerJobRun(c, svc, job)
+		}
+		return
+	}
 	p := svc.Platform()
 	// The tool is known from the route: the run is admitted before its
 	// body is read, so that what the caller makes the server read and
@@ -49,7 +55,7 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 	}()
 	if !p.Egress {
 		var ok bool
-		if ad, ok = s.admit(c, svc, nil); !ok {
+		if ad, ok = s.admitJob(c, svc, nil); !ok {
 			return
 		}
 		held = true
@@ -116,11 +122,11 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 	}
 	jobInput := run.JobInput(svc, input)
 	// The quota is spent at admission; the job's concurrency slots are
-	// held for its whole life (holdUntilFinal), not only while the route
-	// waits for it.
+	// the job's for its whole life, not only while the route waits for
+	// it: the job releases them where it ends, on whichever replica.
 	if !held {
 		var ok bool
-		if ad, ok = s.admit(c, svc, input); !ok {
+		if ad, ok = s.admitJob(c, svc, input); !ok {
 			return
 		}
 		held = true
@@ -129,9 +135,8 @@ func (s *Server) runJobTool(c *gin.Context, svc *registry.Service) {
 	if !ok {
 		return
 	}
-	formDone() // the form's slot is not held while the run waits
-	held = false
-	s.holdUntilFinal(job, ad.Release)
+	formDone()   // the form's slot is not held while the run waits
+	held = false // the job holds the slots now
 	job = s.await(c.Request.Context(), job, wait)
 	s.answerJobRun(c, svc, job)
 }
@@ -161,36 +166,6 @@ func runRequestParts(req map[string]any, wait time.Duration) (map[string]any, []
 		}
 	}
 	return input, refs, wait
-}
-
-// holdUntilFinal holds a job's concurrency slots for its whole life: it
-// calls release once job reaches a final state, from a goroutine that
-// follows the job's events. The goroutine ends with the job, or when the
-// jobs subsystem closes (server shutdown), which releases the slots too;
-// it never outlives the jobs subsystem. When the job cannot be followed
-// (it is final already, or the subsystem is closing) release is called
-// at once. release must be safe to call more than once.
-func (s *Server) holdUntilFinal(job *jobs.Job, release func()) {
-	if job.State.Final() {
-		release()
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := s.cfg.Jobs.Subscribe(ctx, job.ID, job.Owner)
-	if err != nil {
-		cancel()
-		release()
-		return
-	}
-	go func() {
-		defer cancel()
-		defer release()
-		for ev := range ch {
-			if ev.Kind == jobs.EventState && ev.State.Final() {
-				return
-			}
-		}
-	}()
 }
 
 // await waits up to wait for job to reach a final state and returns it as

@@ -75,6 +75,13 @@ type jobRequest struct {
 }
 
 func (s *Server) submitJob(c *gin.Context) {
+	if job, ok := s.replayed(c); ok {
+		if job != nil {
+			c.Header("Location", contracts.JobLocation(job.ID))
+			s.writeJob(c, http.StatusAccepted, job)
+		}
+		return
+	}
 	var (
 		raw   []byte
 		files iter.Seq2[jobs.Upload, error]
@@ -126,9 +133,9 @@ func (s *Server) submitJob(c *gin.Context) {
 		s.toolsRefusal(c, err)
 		return
 	}
-	// The quota is spent at submission; the concurrency slots are held
-	// for the job's whole life (holdUntilFinal).
-	ad, ok := s.admit(c, svc, req.Input)
+	// The quota is spent at submission; the concurrency slots are the
+	// job's, held until it ends wherever it runs.
+	ad, ok := s.admitJob(c, svc, req.Input)
 	if !ok {
 		return
 	}
@@ -140,9 +147,36 @@ func (s *Server) submitJob(c *gin.Context) {
 		ad.Release()
 		return
 	}
-	s.holdUntilFinal(job, ad.Release)
 	c.Header("Location", contracts.JobLocation(job.ID))
 	s.writeJob(c, http.StatusAccepted, job)
+}
+
+// IdempotencyKeyHeader is the header that makes a job submission (POST
+// /jobs, a job tool's run) idempotent: the same key from the same owner
+// within jobs.IdempotencyWindow gives the job the first submission made,
+// answered as that submission was and marked Idempotent-Replayed: true,
+// whichever replica the retry reaches.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// replayed answers a submission whose Idempotency-Key names a job of the
+// caller's already: ok with the job to answer, or ok with nil when the
+// key was refused (the problem is written). Not ok: no such job, the
+// submission goes on (and Submit settles a race between two).
+func (s *Server) replayed(c *gin.Context) (*jobs.Job, bool) {
+	key := c.GetHeader(IdempotencyKeyHeader)
+	if key == "" {
+		return nil, false
+	}
+	job, err := s.cfg.Jobs.Idempotent(c.Request.Context(), s.owner(c), key)
+	switch {
+	case errors.Is(err, jobs.ErrNotFound):
+		return nil, false
+	case err != nil:
+		s.jobsProblem(c, err)
+		return nil, true
+	}
+	c.Header("Idempotent-Replayed", "true")
+	return job, true
 }
 
 // jobFromParts is the jobs request of a form: its "job" part, or the
@@ -288,7 +322,9 @@ func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service
 	job, err := s.cfg.Jobs.Submit(c.Request.Context(), jobs.Submission{
 		Owner: s.owner(c), Type: p.Job.Type, Input: raw, Files: files,
 		References: references, Accept: accept, MaxFileBytes: maxBytes,
-		Secrets: run.Secrets(svc),
+		Secrets:        run.Secrets(svc),
+		Slots:          ad.Slots,
+		IdempotencyKey: c.GetHeader(IdempotencyKeyHeader),
 		// With the files known, the input is checked again as the job
 		// will run it: a required file a form did not upload is refused
 		// as a JSON body without it is.
@@ -303,6 +339,13 @@ func (s *Server) submit(c *gin.Context, ad *run.Admission, svc *registry.Service
 			s.toolsRefusal(c, err)
 		}
 		return nil, false
+	}
+	if job.Replayed {
+		// Another submission with the key won the race: this one's
+		// admission made nothing, and costs nothing.
+		ad.Refund()
+		ad.Release()
+		c.Header("Idempotent-Replayed", "true")
 	}
 	return job, true
 }
@@ -363,17 +406,20 @@ func (s *Server) retryJob(c *gin.Context) {
 			s.toolsRefusal(c, err)
 			return
 		}
-		if ad, ok = s.admit(c, svc, input); !ok {
+		if ad, ok = s.admitJob(c, svc, input); !ok {
 			return
 		}
 	}
-	job, err := s.cfg.Jobs.Retry(ctx, c.Param("id"), s.owner(c))
+	var slots string
+	if ad != nil {
+		slots = ad.Slots
+	}
+	job, err := s.cfg.Jobs.RetryHolding(ctx, c.Param("id"), s.owner(c), slots)
 	if err != nil {
 		ad.Release()
 		s.jobsProblem(c, err)
 		return
 	}
-	s.holdUntilFinal(job, ad.Release)
 	s.writeJob(c, http.StatusOK, job)
 }
 

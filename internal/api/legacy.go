@@ -387,8 +387,8 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, input map[stri
 	}
 	delete(input, "operation")
 	jobInput := run.JobInput(svc, input)
-	// The job's concurrency slots are held for its whole life.
-	ad, ok := s.admit(c, svc, input)
+	// The job's concurrency slots are the job's, for its whole life.
+	ad, ok := s.admitJob(c, svc, input)
 	if !ok {
 		return
 	}
@@ -404,7 +404,6 @@ func (s *Server) legacyJob(c *gin.Context, svc *registry.Service, input map[stri
 	if mp != nil {
 		mp.done() // the form's slot is not held while the run waits
 	}
-	s.holdUntilFinal(job, ad.Release)
 	job = s.await(c.Request.Context(), job, DefaultRunWait)
 	d, err := s.document(c.Request.Context(), job)
 	if err != nil {

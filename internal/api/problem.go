@@ -47,7 +47,7 @@ var problemTypes = map[string]string{
 	"challenge_failed":       contracts.ProblemForbidden,
 	"cost_exceeds_allowance": contracts.ProblemForbidden,
 	"quota_exceeded":         contracts.ProblemQuotaExceeded,
-	"concurrency":            contracts.ProblemQuotaExceeded,
+	"concurrency":            contracts.ProblemConcurrencyExceeded,
 	"throttled":              contracts.ProblemThrottled,
 	"queue_full":             contracts.ProblemOverloaded,
 	"service_unavailable":    contracts.ProblemServerUnavailable,

@@ -103,5 +103,6 @@ const (
 	ProblemUnauthenticated      = "tools.caller.unauthenticated"
 	ProblemForbidden            = "tools.caller.forbidden"
 	ProblemQuotaExceeded        = "tools.caller.quota_exceeded"
+	ProblemConcurrencyExceeded  = "tools.caller.concurrency_exceeded"
 	ProblemThrottled            = "tools.caller.throttled"
 )

@@ -2,6 +2,8 @@ package guard
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"net/netip"
 	"net/url"
@@ -63,10 +65,32 @@ type Request struct {
 const JobSlotLease = 2 * time.Minute
 
 // Slot is one concurrency slot a job holds: the semaphore's key and the
-// holder id. Its JSON form is what a job stores.
+// holder id. Its JSON form is what a job stores (EncodeSlots).
 type Slot struct {
 	Key    string `json:"key"`
 	Holder string `json:"holder"`
+}
+
+// EncodeSlots is the form a job stores its slots in: a JSON array; "" for
+// none.
+func EncodeSlots(slots []Slot) string {
+	if len(slots) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(slots) // strings only: it cannot fail
+	return string(b)
+}
+
+// DecodeSlots reads what EncodeSlots wrote; "" is none.
+func DecodeSlots(s string) ([]Slot, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var slots []Slot
+	if err := json.Unmarshal([]byte(s), &slots); err != nil {
+		return nil, fmt.Errorf("guard: decoding a job's slots: %w", err)
+	}
+	return slots, nil
 }
 
 // Target is one further target of a bulk run: the name typed and, when
@@ -309,6 +333,7 @@ type admission struct {
 	undo    []func() // semaphore releases
 	taken   []func() // bucket undos
 	lease   time.Duration
+	holder  string // the job's slots' holder id, with a lease
 }
 
 // acquire takes a slot of key, recording a concurrency refusal when none
@@ -322,7 +347,12 @@ func (ad *admission) acquire(ctx context.Context, s Semaphores, key string, limi
 		err error
 	)
 	if ad.lease > 0 {
-		slot := Slot{Key: key, Holder: newHolderID()}
+		// One holder id for the caller's slot and the tier's: the tier's
+		// can be traced to the job, and to the caller, from either.
+		if ad.holder == "" {
+			ad.holder = newHolderID()
+		}
+		slot := Slot{Key: key, Holder: ad.holder}
 		if ok, err = s.AcquireLease(ctx, key, slot.Holder, limit, ad.lease); ok {
 			ad.d.Slots = append(ad.d.Slots, slot)
 			rel = func() { _ = s.ReleaseLease(context.WithoutCancel(ctx), slot.Key, slot.Holder) }
@@ -334,6 +364,11 @@ func (ad *admission) acquire(ctx context.Context, s Semaphores, key string, limi
 	case err != nil:
 		return ad.refuse(ReasonUnavailable, time.Second)
 	case !ok:
+		// The answer says which bound refused it: the slots in flight
+		// (the draft's "concurrent-requests" unit), none left, and
+		// the second the Retry-After names.
+		ad.d.Limits.Policy = append(ad.d.Limits.Policy, concurrencyPolicy(limit))
+		ad.d.Limits.Limit = append(ad.d.Limits.Limit, refusedField("concurrency", time.Second))
 		return ad.refuse(ReasonConcurrency, time.Second)
 	}
 	ad.undo = append(ad.undo, rel)
@@ -434,9 +469,21 @@ func retrySeconds(d time.Duration) int {
 // cost, so its numbers are cost units, not requests; a per-target
 // throttle counts runs, one a request.
 const (
-	UnitCost    = "cost-units"
-	UnitRequest = "request"
+	UnitCost       = "cost-units"
+	UnitRequest    = "request"
+	UnitConcurrent = "concurrent-requests"
 )
+
+// concurrencyPolicy is the RateLimit-Policy item of a concurrency bound
+// that refused a run: limit runs in flight at once, no window.
+func concurrencyPolicy(limit int) string {
+	b := strconv.AppendQuote(nil, "concurrency")
+	b = append(b, ";q="...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, ";qu="...)
+	b = strconv.AppendQuote(b, UnitConcurrent)
+	return string(b)
+}
 
 // policy is a RateLimit-Policy item: the quota q in units qu and the
 // window w in seconds it takes to refill it.

@@ -103,7 +103,7 @@ func (s *Service) cancel(ctx context.Context, id, owner string) (*Job, error) {
 				return err
 			}
 			changed = true
-			return s.finalize(ctx, tx, id, Cancelled, nil, nil)
+			return s.finalize(ctx, tx, r, Cancelled, nil, nil)
 		}
 		// Running: the handler is told, and finish records the end.
 		signal = true
@@ -161,6 +161,13 @@ func (s *Service) cancelTicket(ctx context.Context, tx *txn, ticket int64) error
 // is an error wrapping [store.ErrBusy], with nothing changed. The job is
 // then read under a budget of its own.
 func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
+	return s.RetryHolding(ctx, id, owner, "")
+}
+
+// RetryHolding is Retry for a run that holds slots (Submission.Slots),
+// taken when the retry was admitted: the job holds them until it ends
+// again. On a refusal they are the caller's to release.
+func (s *Service) RetryHolding(ctx context.Context, id, owner, slots string) (*Job, error) {
 	if s.isClosed() {
 		return nil, ErrClosed
 	}
@@ -187,7 +194,7 @@ func (s *Service) Retry(ctx context.Context, id, owner string) (*Job, error) {
 		}
 		// A failed or cancelled job has no outputs: finish keeps none,
 		// and the next run empties the output directory first.
-		if err := s.rows.RequeueForRetry(ctx, tx.Tx, id, ""); err != nil {
+		if err := s.rows.RequeueForRetry(ctx, tx.Tx, id, slots); err != nil {
 			return fmt.Errorf("retrying job %s: %w", id, err)
 		}
 		return s.newTicket(ctx, tx, id, r.typ)

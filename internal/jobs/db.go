@@ -127,6 +127,7 @@ type jobRow struct {
 	cancelRequested bool
 	inputFiles      int
 	leaseUntil      string // lease_until; "" when none
+	slots           string // the concurrency slots it holds; "" when none
 }
 
 // getRow reads the transition fields of job id inside tx.
@@ -140,7 +141,7 @@ func (s *Service) getRow(ctx context.Context, tx *txn, id string) (*jobRow, erro
 	}
 	return &jobRow{id: rec.ID, typ: rec.Type, owner: rec.Owner, state: State(rec.State), ticket: rec.Ticket.Int64,
 		attempts: rec.Attempts, cancelRequested: rec.CancelRequested, inputFiles: rec.InputFiles,
-		leaseUntil: rec.LeaseUntil.String}, nil
+		leaseUntil: rec.LeaseUntil.String, slots: rec.Slots.String}, nil
 }
 
 // ticketArgs are the arguments of a River job (a ticket): which of our jobs
@@ -175,11 +176,16 @@ func (s *Service) newTicket(ctx context.Context, tx *txn, id, typ string) error 
 	return nil
 }
 
-// finalize moves job id in tx to a final state: it sets the state, the
-// finish time, the expiry of the job and of all its files, and bumps the
-// version. errDoc is the error document (failed only), result the result
-// (succeeded only).
-func (s *Service) finalize(ctx context.Context, tx *txn, id string, state State, result json.RawMessage, jobErr *toolerr.Error) error {
+// finalize moves job r in tx to a final state: it sets the state, the
+// finish time, the expiry of the job and of all its files, forgets its
+// slots and lease, and bumps the version. errDoc is the error document
+// (failed only), result the result (succeeded only). The slots the job
+// held are released once tx commits (withTx), wherever that happens.
+func (s *Service) finalize(ctx context.Context, tx *txn, r *jobRow, state State, result json.RawMessage, jobErr *toolerr.Error) error {
+	id := r.id
+	if slots := r.slots; slots != "" {
+		tx.onCommit = append(tx.onCommit, func() { s.releaseSlots(slots) })
+	}
 	now := s.cfg.Now()
 	expires := fmtTime(now.Add(s.cfg.FileTTL))
 	var resultArg, errArg any
@@ -220,11 +226,11 @@ func (s *Service) interrupted(ctx context.Context, tx *txn, r *jobRow, code tool
 	h, ok := s.handler(r.typ)
 	switch {
 	case r.cancelRequested:
-		return Cancelled, s.finalize(ctx, tx, r.id, Cancelled, nil, nil)
+		return Cancelled, s.finalize(ctx, tx, r, Cancelled, nil, nil)
 	case ok && h.Retryable && r.attempts < h.MaxAttempts:
 		return Queued, s.requeue(ctx, tx, r)
 	default:
-		return Failed, s.finalize(ctx, tx, r.id, Failed, nil, toolerr.New(code))
+		return Failed, s.finalize(ctx, tx, r, Failed, nil, toolerr.New(code))
 	}
 }
 
@@ -271,6 +277,9 @@ func (s *Service) withTx(ctx context.Context, fn func(tx *txn) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return s.storageErr(fmt.Errorf("committing: %w", err))
+	}
+	for _, fn := range t.onCommit {
+		fn()
 	}
 	return nil
 }

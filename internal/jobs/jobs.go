@@ -295,6 +295,12 @@ type Submission struct {
 	// submission's Slots then belong to no job. 1 to 255 printable ASCII
 	// characters (ErrInvalid otherwise).
 	IdempotencyKey string
+	// Slots are the concurrency slots the job holds from its admission,
+	// opaque to this package (the guard's encoding): stored with the job,
+	// renewed through Config.Slots while it runs and released through it
+	// where the job reaches a final state, by whichever process gets it
+	// there. "" for none.
+	Slots string
 }
 
 // Download is an open job file. The caller closes Content; it is an

@@ -163,6 +163,13 @@ type Config struct {
 	// PostgreSQL the other replicas' events come by NOTIFY within
 	// milliseconds; the poll bounds the wait when one was lost.
 	EventPoll time.Duration
+	// Slots keeps the jobs' concurrency slots (Submission.Slots): renewed
+	// every SlotRenewal while a job runs, released where it reaches a
+	// final state. Nil: jobs hold no slots.
+	Slots SlotKeeper
+	// SlotRenewal is how often a running job's slots are renewed
+	// (DefaultSlotRenewal); keep it a third of their lease.
+	SlotRenewal time.Duration
 	// Now is the clock of file expiry and signed URLs (time.Now). River
 	// keeps its own.
 	Now func() time.Time
@@ -405,6 +412,7 @@ func (c *Config) normalize() error {
 		setDefault(&c.RescueAfter, DefaultRescueAfterSQLite)
 	}
 	setDefault(&c.LeaseTTL, DefaultLeaseTTL)
+	setDefault(&c.SlotRenewal, DefaultSlotRenewal)
 	if c.LeaseTTL >= c.RescueAfter {
 		return fmt.Errorf("%w: LeaseTTL (%s) must be shorter than RescueAfter (%s)", ErrConfig, c.LeaseTTL, c.RescueAfter)
 	}

@@ -353,10 +353,10 @@ func (s *Service) resume(ctx context.Context) error {
 			}
 			if r.cancelRequested {
 				final = Cancelled
-				return s.finalize(ctx, tx, id, Cancelled, nil, nil)
+				return s.finalize(ctx, tx, r, Cancelled, nil, nil)
 			}
 			final = Failed
-			return s.finalize(ctx, tx, id, Failed, nil, storageFullError())
+			return s.finalize(ctx, tx, r, Failed, nil, storageFullError())
 		})
 		if err != nil {
 			return fmt.Errorf("settling job %s: %w", id, err)

@@ -189,7 +189,7 @@ func (s *Service) submit(ctx context.Context, id string, sub Submission, input, 
 			}
 		}
 		if err := s.rows.InsertJob(bctx, tx.Tx, store.NewJob{ID: id, Type: sub.Type, Owner: sub.Owner, Input: string(input),
-			Refs: string(refsJSON), InputFiles: len(files), CreatedAt: created,
+			Refs: string(refsJSON), InputFiles: len(files), CreatedAt: created, Slots: sub.Slots,
 			IdempotencyKey: sub.IdempotencyKey}); err != nil {
 			return fmt.Errorf("inserting job %s: %w", id, err)
 		}

@@ -22,6 +22,10 @@ import (
 type txn struct {
 	*sql.Tx
 	conn *sql.Conn // PostgreSQL only
+	// onCommit runs once tx has committed, in order: the release of the
+	// slots of the jobs it moved to a final state, the removal of what
+	// their rows now hold.
+	onCommit []func()
 }
 
 // tickets is River as the jobs see it, whichever driver runs it:

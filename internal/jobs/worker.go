@@ -18,7 +18,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
-	"github.com/toolhost/toolhost/internal/store"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -138,9 +137,10 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 			return nil
 		case r.state == Running:
 			// An earlier delivery of this ticket ended without
-			// recording the job's outcome.
+			// recording the job's outcome: the outcome it kept, if
+			// any, else a crash.
 			changed = true
-			_, err = s.interrupted(ctx, tx, r, toolerr.WorkerCrashed)
+			_, err = s.settle(ctx, tx, r, toolerr.WorkerCrashed)
 			return err
 		case r.state != Queued:
 			return nil
@@ -155,7 +155,7 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 			// No handler runs its type any more (its tool left the
 			// catalogue): it fails once, rather than waiting for a
 			// type that may never come back; Retry runs it again.
-			return s.finalize(ctx, tx, id, Failed, nil, toolerr.New(toolerr.UnknownTool))
+			return s.finalize(ctx, tx, r, Failed, nil, toolerr.New(toolerr.UnknownTool))
 		}
 		if err := s.rows.ClaimJob(ctx, tx.Tx, id, fmtTime(s.cfg.Now()), s.leaseArg()); err != nil {
 			return fmt.Errorf("starting job %s: %w", id, err)
@@ -198,7 +198,9 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 	}
 	run.progress = s.progressFunc(runCtx, id, entry)
 	stopLease := s.holdLease(id, ticket)
+	stopSlots := s.holdSlots(id, r.slots)
 	result, herr := s.call(runCtx, h, run)
+	stopSlots()
 	stopLease()
 	return s.finish(ctx, runCtx, r, ticket, entry, run, result, herr)
 }
@@ -234,6 +236,7 @@ func (s *Service) prepare(ctx context.Context, r *jobRow) (*Run, error) {
 				Path: s.filePath(r.id, Input, f.Name)})
 		}
 	}
+	s.dropOutcome(r.id) // an earlier run's, recorded or superseded
 	if err := os.RemoveAll(run.OutDir); err != nil {
 		return nil, fmt.Errorf("emptying job %s's output directory: %w", r.id, err)
 	}
@@ -278,7 +281,18 @@ func (s *Service) progressFunc(ctx context.Context, id string, entry *runEntry) 
 // finish records the outcome of a run: its outputs and result, or its error,
 // or its cancellation or interruption. A run whose job has meanwhile moved
 // on (another ticket, a final state) records nothing.
+//
+// The outcome is never lost: it is kept in the job's folder first
+// (keepOutcome), then written to the job's row, and the write is tried
+// again, waiting up to outcomeRetryMax between tries, until the database
+// takes it. Only when River stops this run (ctx ends: the process is
+// shutting down) does it stop trying, and returns the error: River hands
+// the ticket out again, and whoever settles the job (settle) records the
+// kept outcome instead of worker_crashed. The job's slots are not renewed
+// meanwhile: they lapse with their lease if the write outlasts it.
 func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, entry *runEntry, run *Run, result json.RawMessage, herr error) error {
+	// River's context: it ends when River stops this run at shutdown.
+	stop := ctx
 	// The outcome is recorded even when the run's context has ended.
 	ctx = context.WithoutCancel(ctx)
 	var outputs []File
@@ -294,65 +308,82 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 		outputs, herr = s.collectOutputs(run)
 	}
 	progress, _ := entry.snapshot()
+	// A run that Close cut short did not end on its own: it has no
+	// outcome to keep, and is interrupted (rerun or service_unavailable).
+	cut := herr != nil && s.stopping.Load() && runCtx.Err() != nil
+	oc := &outcome{Ticket: ticket, Attempt: r.attempts, Progress: progress}
+	if herr == nil {
+		oc.Result, oc.Outputs = result, outputs
+	} else if !cut {
+		oc.Error = s.toolError(r, herr)
+	}
+	if !cut && !isStorageFull(herr) {
+		if err := s.keepOutcome(r.id, oc); err != nil {
+			s.log.Warn("jobs: keeping a run's outcome beside its row", "job", r.id, "error", err)
+		}
+	}
 	var final State
-	err := s.withTx(ctx, func(tx *txn) error {
-		cur, err := s.getRow(ctx, tx, r.id)
-		if errors.Is(err, ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if cur.state != Running || cur.ticket != ticket {
-			return nil
-		}
-		if err := s.rows.SaveProgress(ctx, tx.Tx, r.id, progress.Done, progress.Total, progress.Message); err != nil {
-			return fmt.Errorf("saving job %s's progress: %w", r.id, err)
-		}
-		switch {
-		case herr == nil:
-			now := fmtTime(s.cfg.Now())
-			for _, f := range outputs {
-				if err := s.rows.InsertOutputFile(ctx, tx.Tx, r.id, store.JobFileRecord{Name: f.Name, MediaType: f.MediaType,
-					SizeBytes: f.SizeBytes, SHA256: f.SHA256, CreatedAt: now}); err != nil {
-					return fmt.Errorf("inserting job %s's output: %w", r.id, err)
-				}
+	write := func() error {
+		return s.withTx(ctx, func(tx *txn) error {
+			cur, err := s.getRow(ctx, tx, r.id)
+			if errors.Is(err, ErrNotFound) {
+				return nil
 			}
-			final = Succeeded
-			return s.finalize(ctx, tx, r.id, Succeeded, result, nil)
-		case cur.cancelRequested:
-			final = Cancelled
-			return s.finalize(ctx, tx, r.id, Cancelled, nil, nil)
-		case s.stopping.Load() && runCtx.Err() != nil:
-			final, err = s.interrupted(ctx, tx, cur, toolerr.ServiceUnavailable)
+			if err != nil {
+				return err
+			}
+			if cur.state != Running || cur.ticket != ticket || cur.attempts != r.attempts {
+				return nil
+			}
+			if cut {
+				if err := s.rows.SaveProgress(ctx, tx.Tx, r.id, progress.Done, progress.Total, progress.Message); err != nil {
+					return fmt.Errorf("saving job %s's progress: %w", r.id, err)
+				}
+				tx.onCommit = append(tx.onCommit, func() {
+					if err := os.RemoveAll(s.outDir(r.id)); err != nil {
+						s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
+					}
+				})
+				final, err = s.interrupted(ctx, tx, cur, toolerr.ServiceUnavailable)
+				return err
+			}
+			final, err = s.record(ctx, tx, cur, oc)
 			return err
-		default:
-			final = Failed
-			return s.finalize(ctx, tx, r.id, Failed, nil, s.toolError(r, herr))
-		}
-	})
-	if err != nil && isStorageFull(err) {
-		// The outcome cannot be recorded for lack of space: the
-		// outputs go (they would be unrecorded files, and the room is
-		// needed), and resume fails the job with CodeStorageFull once
-		// there is room for that.
-		s.log.Error("jobs: recording a job's outcome", "job", r.id, "error", s.storageErr(err))
-		s.hold(r.id)
-		if err := os.RemoveAll(s.outDir(r.id)); err != nil {
-			s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
-		}
-		return nil
+		})
 	}
-	if err != nil {
-		s.log.Error("jobs: recording a job's outcome", "job", r.id, "error", err)
-		return err
-	}
-	if final != Succeeded {
-		if err := os.RemoveAll(s.outDir(r.id)); err != nil {
-			s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
+	wait := outcomeRetryMin
+	for tries := 1; ; tries++ {
+		final = ""
+		err := write()
+		if err == nil {
+			break
 		}
-	} else {
-		s.wipeSecrets(r.id) // a succeeded job never runs again
+		if isStorageFull(err) {
+			// The outcome cannot be recorded for lack of space: the
+			// outputs go (they would be unrecorded files, and the room
+			// is needed), and resume fails the job with
+			// CodeStorageFull once there is room for that.
+			s.log.Error("jobs: recording a job's outcome", "job", r.id, "error", s.storageErr(err))
+			s.hold(r.id)
+			s.dropOutcome(r.id)
+			if err := os.RemoveAll(s.outDir(r.id)); err != nil {
+				s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
+			}
+			return nil
+		}
+		if stop.Err() != nil {
+			s.log.Error("jobs: stopping with a job's outcome unwritten; it is kept for the replica or restart that settles the job",
+				"job", r.id, "tries", tries, "error", err)
+			return err
+		}
+		if tries == 1 || tries%10 == 0 {
+			s.log.Error("jobs: recording a job's outcome; trying again", "job", r.id, "tries", tries, "error", err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-stop.Done():
+		}
+		wait = min(2*wait, outcomeRetryMax)
 	}
 	if final != "" {
 		s.publishState(ctx, r.id)
@@ -462,7 +493,7 @@ func (s *Service) recoverJobs(ctx context.Context) error {
 			}
 			switch r.state {
 			case Running:
-				state, err := s.interrupted(ctx, tx, r, toolerr.WorkerCrashed)
+				state, err := s.settle(ctx, tx, r, toolerr.WorkerCrashed)
 				s.log.Warn("jobs: a job was running when the process stopped", "job", id, "type", r.typ, "now", state)
 				return err
 			case Queued:

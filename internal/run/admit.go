@@ -13,15 +13,20 @@ import (
 	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/registry"
 )
 
 // Admission is an admitted run: the concurrency slots it holds and the
-// rate-limit fields to answer with. Release it when the run ends (for a
-// job, when the job ends); Release is idempotent.
+// rate-limit fields to answer with. Release it when the run ends; an
+// admitted job (AdmitJob) hands its slots to the job (Slots) instead, and
+// releases them only when no job was made. Release is idempotent.
 type Admission struct {
 	// Limits are the rate-limit fields of the quotas consulted.
-	Limits  guard.RateLimits
+	Limits guard.RateLimits
+	// Slots are a job's leased slots, encoded for the job to hold
+	// (jobs.Submission.Slots); "" for a run, or a job holding none.
+	Slots   string
 	release func()
 	refund  func()
 }
@@ -107,6 +112,49 @@ func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input 
 	return a.decide(ctx, o, req)
 }
 
+// AdmitJob is Admit for a job of svc: the concurrency slots are the
+// job's, not the request's (guard.Request.SlotLease): taken on a lease of
+// guard.JobSlotLease and encoded in Admission.Slots, for the job to hold
+// from submission to its final state, renewed while it runs and released
+// where it ends, by whichever process runs it (RenewSlots, ReleaseSlots:
+// the jobs subsystem's SlotKeeper). Release the admission only when no
+// job was made.
+func (a *App) AdmitJob(ctx context.Context, o Origin, svc *registry.Service, input map[string]any) (*Admission, error) {
+	req := guardRequest(svc, input)
+	req.SlotLease = guard.JobSlotLease
+	if req.PerTargetPerMinute > 0 && req.Target != "" {
+		req.TargetAddr = resolveTarget(ctx, req.Target)
+		for i := range req.More {
+			req.More[i].Addr = resolveTarget(ctx, req.More[i].Name)
+		}
+	}
+	return a.decide(ctx, o, req)
+}
+
+// RenewSlots extends a job's slots (Admission.Slots) to guard.JobSlotLease
+// from now: the jobs subsystem's SlotKeeper, from the process running the
+// job.
+func (a *App) RenewSlots(ctx context.Context, slots string) error {
+	ss, err := guard.DecodeSlots(slots)
+	if err != nil {
+		return err
+	}
+	_, err = a.guard.RenewSlots(ctx, ss, guard.JobSlotLease)
+	return err
+}
+
+// ReleaseSlots frees a job's slots (Admission.Slots), from whichever
+// process ends the job: the jobs subsystem's SlotKeeper.
+func (a *App) ReleaseSlots(ctx context.Context, slots string) error {
+	ss, err := guard.DecodeSlots(slots)
+	if err != nil {
+		return err
+	}
+	return a.guard.ReleaseSlots(ctx, ss)
+}
+
+var _ jobs.SlotKeeper = (*App)(nil)
+
 // targetResolveBudget bounds the lookup of a throttled target's address
 // at admission.
 const targetResolveBudget = time.Second
@@ -165,7 +213,7 @@ func (a *App) decide(ctx context.Context, o Origin, req guard.Request) (*Admissi
 		}
 		m.CountQuotaDecision(d.Class, d.Column, decision)
 	}
-	return &Admission{Limits: d.Limits, release: release, refund: d.Refund}, nil
+	return &Admission{Limits: d.Limits, Slots: guard.EncodeSlots(d.Slots), release: release, refund: d.Refund}, nil
 }
 
 // AdmitBatch admits a seed-000 compute batch (PrepareBatch's items)

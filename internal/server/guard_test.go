@@ -579,9 +579,10 @@ func TestGuardJobHoldsSlot(t *testing.T) {
 		t.Fatalf("run: %d %s", status, body)
 	}
 	status, h, body := r.do("POST", "/api/v1/jobs", r.token, []byte(`{"type":"test","input":{"tool":"sleep","ms":10}}`))
-	problemCode(t, "a second job while the first runs", status, h, body, http.StatusTooManyRequests, "tools.caller.quota_exceeded")
-	if h.Get("Retry-After") == "" {
-		t.Errorf("no Retry-After: %v", h)
+	problemCode(t, "a second job while the first runs", status, h, body, http.StatusTooManyRequests, "tools.caller.concurrency_exceeded")
+	if h.Get("Retry-After") == "" || !strings.Contains(h.Get("RateLimit"), `"concurrency";r=0;t=1`) ||
+		!strings.Contains(strings.Join(h.Values("RateLimit-Policy"), ", "), `"concurrency";q=1;qu="concurrent-requests"`) {
+		t.Errorf("a concurrency refusal without its Retry-After, RateLimit and RateLimit-Policy items: %v", h)
 	}
 	// Another caller has a slot of its own.
 	bob, err := r.srv.Accounts().CreateToken(context.Background(), "bob")

@@ -215,7 +215,10 @@ func TestRunRouteConcurrentCaller(t *testing.T) {
 	// by the executor, which still has room: another caller's run
 	// succeeds meanwhile.
 	status, h, body := r.send("POST", "/api/v1/tools/hash/run", cred{bearer: app}, []byte(hashRun))
-	problemCode(t, "a ninth run of the app", status, h, body, http.StatusTooManyRequests, contracts.ProblemQuotaExceeded)
+	problemCode(t, "a ninth run of the app", status, h, body, http.StatusTooManyRequests, contracts.ProblemConcurrencyExceeded)
+	if !strings.Contains(h.Get("RateLimit"), `"concurrency";r=0;t=1`) {
+		t.Errorf("a ninth run of the app: RateLimit %q names no concurrency bound", h.Get("RateLimit"))
+	}
 	if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 {
 		t.Errorf("a ninth run of the app: Retry-After %q", h.Get("Retry-After"))
 	}

@@ -188,6 +188,8 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		MinFreeBytes: cfg.Jobs.MinFreeBytes, StorageInterval: cfg.Jobs.StorageInterval,
 		RescueAfter: cfg.Jobs.RescueAfter, LeaseTTL: cfg.Jobs.LeaseTTL, FilesDir: cfg.Jobs.FilesDir,
 		EventPoll: cfg.Jobs.EventPoll,
+		// A job's concurrency slots are the guard's, kept by the job.
+		Slots: s.run,
 	}); err != nil {
 		return nil, err
 	}
