@@ -33,7 +33,7 @@ var helpFlag = regexp.MustCompile(`(?m)^  --([a-z-]+)`)
 // every setting has an environment variable and, but --config, a config
 // key, and toolhost help lists them all.
 func TestSettingsTable(t *testing.T) {
-	commands := []string{"serve", "run", "list", "export", "check", "token", "user", "app", "abuse", "policy", "new"}
+	commands := []string{"serve", "run", "list", "export", "check", "token", "user", "app", "abuse", "policy", "new", "guard", "jobs"}
 	seen := map[string]bool{}
 	for _, cmd := range commands {
 		t.Run(cmd, func(t *testing.T) {
