@@ -176,7 +176,8 @@ func (s *Server) legacy(c *gin.Context) {
 		return
 	}
 	var matches []legacyMatch
-	for _, svc := range s.cfg.Run.Snapshot().Services() {
+	snap := s.cfg.Run.Snapshot()
+	for _, svc := range snap.Services() {
 		if !svc.Platform().API {
 			continue
 		}
@@ -195,6 +196,10 @@ func (s *Server) legacy(c *gin.Context) {
 			// every route.
 			c.Header("Allow", strings.Join(allow, ", "))
 			methodProblem(c)
+			return
+		}
+		if err := run.StillLoading(snap); err != nil {
+			s.toolsRefusal(c, err)
 			return
 		}
 		legacyNotFound(c, "No tool answers this legacy route; see /api/v1/tools.")
@@ -253,6 +258,10 @@ func (s *Server) legacy(c *gin.Context) {
 		sel, _ := input["tool"].(string)
 		i := slices.IndexFunc(matches, func(m legacyMatch) bool { return m.route.Selector != "" && m.route.Selector == sel })
 		if i < 0 {
+			if err := run.StillLoading(snap); err != nil {
+				s.toolsRefusal(c, err)
+				return
+			}
 			legacyNotFound(c, "The request's \"tool\" names no tool of this legacy route.")
 			return
 		}

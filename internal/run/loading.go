@@ -24,6 +24,17 @@ func notFound(snap *registry.Snapshot, detail string) *Refusal {
 	return refuse(ToolNotFound, detail)
 }
 
+// StillLoading is the Loading refusal while snap was published during
+// the tools folder's first scan, nil after it: for a surface that found
+// no tool by its own matching (a legacy route), whose absence the end of
+// the scan may contradict.
+func StillLoading(snap *registry.Snapshot) error {
+	if snap.Starting() {
+		return notFound(snap, "")
+	}
+	return nil
+}
+
 // BatchLoading refuses a prepared batch (PrepareBatch) one of whose items
 // names a tool code snap does not have — neither published nor
 // quarantined — while snap is starting: Loading, for the whole batch,

@@ -178,6 +178,7 @@ func TestLoadingIsNotAbsence(t *testing.T) {
 		{"schema", "GET", "/api/v1/tools/nope/schema", nil, "tools.server.unavailable", "tools.tool.not_found"},
 		{"job", "POST", "/api/v1/jobs", []byte(`{"type":"nope","input":{"tool":"x"}}`), "tools.server.unavailable", "tools.tool.not_found"},
 		{"compute", "POST", "/api/v1/tools/compute", encode(t, map[string]any{"request_id": "r", "items": []any{nope}}), "service_unavailable", ""},
+		{"legacy", "POST", "/api/dev/nope", []byte(`{}`), "tools.server.unavailable", "legacy_not_found"},
 	}
 
 	var ready struct {
