@@ -131,7 +131,8 @@ func (g *Guard) Inspect(ctx context.Context, callerKey string) (Holdings, error)
 
 // Reset frees what the guard holds of callerKey: it fills every bucket of
 // the caller up again and frees every concurrency slot of the caller's
-// own, in every class and column, whoever holds them (a job still running
+// own, in every class and column, whoever holds them — with a job's slot
+// in its tier's semaphore, which has the same holder id (a job still running
 // with such a slot finds it gone at its next renewal and runs on without
 // it). It returns what Inspect saw just before. Resetting a caller that
 // holds nothing is no error.
@@ -144,6 +145,17 @@ func (g *Guard) Reset(ctx context.Context, callerKey string) (Holdings, error) {
 	for _, c := range cells {
 		if err := g.cfg.Limiter.Reset(ctx, c.bucket); err != nil {
 			return r, fmt.Errorf("resetting %s/%s: %w", c.class, c.column, err)
+		}
+		// A job's slot in the tier's semaphore has the holder id of its
+		// slot in the caller's (one per admission): it goes too.
+		hs, err := g.cfg.Semaphores.Holders(ctx, c.slots)
+		if err != nil {
+			return r, fmt.Errorf("resetting %s/%s: %w", c.class, c.column, err)
+		}
+		for _, h := range hs {
+			if err := g.cfg.Semaphores.ReleaseLease(ctx, c.class+"\x00"+c.column, h.ID); err != nil {
+				return r, fmt.Errorf("resetting %s/%s: %w", c.class, c.column, err)
+			}
 		}
 		if err := g.cfg.Semaphores.Reset(ctx, c.slots); err != nil {
 			return r, fmt.Errorf("resetting %s/%s: %w", c.class, c.column, err)

@@ -65,7 +65,7 @@ func TestLimiterPeekReset(t *testing.T) {
 func TestInspectAndReset(t *testing.T) {
 	tbl := smallTable()
 	tbl.Classes["other"] = Class{User: Allowance{Burst: 9, PerMinute: 60}}
-	tbl.Classes["work"] = Class{Anonymous: Allowance{Burst: 4, PerMinute: 1, ConcurrentPerCaller: 2}}
+	tbl.Classes["work"] = Class{Anonymous: Allowance{Burst: 4, PerMinute: 1, ConcurrentPerCaller: 2, ConcurrentPerTier: 8}}
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			lim, sems := b.make(t)
@@ -109,6 +109,11 @@ func TestInspectAndReset(t *testing.T) {
 			}
 			if h, err := g.Inspect(ctx, other.Key); err != nil || len(h.Cells) != 1 || len(h.Cells[0].Slots) != 1 {
 				t.Fatalf("the other caller after a's reset: %+v %v", h, err)
+			}
+			// a's jobs' slots in the tier's semaphore went with them (one
+			// holder id a job); the other caller's stays.
+			if n := g.InFlight("work", "anonymous", ""); n != 1 {
+				t.Fatalf("the tier holds %d slots after a's reset, want the other caller's 1", n)
 			}
 			// The slots and the units are a's again: two jobs, a full
 			// bucket of four.

@@ -11,7 +11,7 @@ import (
 const jobsScrapeTimeout = time.Second
 
 var jobsDesc = prometheus.NewDesc("toolhost_jobs",
-	"Jobs in each state now (state=\"queued\" is the queue's depth), as the job store holds them.", []string{"state"}, nil)
+	"Jobs in each state now (state=\"queued\" is the queue's depth; state=\"stalled\" the jobs left running by a replica whose lease ran out, until a rescuer settles them), as the job store holds them.", []string{"state"}, nil)
 
 // jobCollector reports the jobs by state at each scrape; with no jobs
 // service, or when the store does not answer within jobsScrapeTimeout, it
