@@ -100,8 +100,8 @@ func (s *Service) dropOutcome(id string) {
 
 // record writes outcome oc of running job cur in tx: its progress, and a
 // success with its outputs, a cancellation asked for, or a failure. It
-// returns the final state. Once tx commits the kept outcome goes, and so
-// do the outputs of a run that did not succeed.
+// returns the final state. The outputs of a run that did not succeed go
+// at once; once tx commits, the kept outcome goes.
 func (s *Service) record(ctx context.Context, tx *txn, cur *jobRow, oc *outcome) (State, error) {
 	p := oc.Progress
 	if err := s.rows.SaveProgress(ctx, tx.Tx, cur.id, p.Done, p.Total, p.Message); err != nil {
@@ -123,11 +123,11 @@ func (s *Service) record(ctx context.Context, tx *txn, cur *jobRow, oc *outcome)
 		s.wipeSecrets(id)
 		return Succeeded, s.finalize(ctx, tx, cur, Succeeded, oc.Result, nil)
 	}
-	tx.onCommit = append(tx.onCommit, func() {
-		if err := os.RemoveAll(s.outDir(id)); err != nil {
-			s.log.Warn("jobs: removing a run's outputs", "job", id, "error", err)
-		}
-	})
+	// A run that did not succeed keeps no outputs, whether or not this
+	// write is the one the database takes: they go before it says so.
+	if err := os.RemoveAll(s.outDir(id)); err != nil {
+		s.log.Warn("jobs: removing a run's outputs", "job", id, "error", err)
+	}
 	if cur.cancelRequested {
 		return Cancelled, s.finalize(ctx, tx, cur, Cancelled, nil, nil)
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -115,7 +116,14 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		leased  bool
 	)
 	h, known := Handler{}, false
-	err := s.withTx(ctx, func(tx *txn) error {
+	// Read before the claim: a database gone after the claim must not
+	// fail the run before it starts (readInputs).
+	in, err := s.readInputs(ctx, id)
+	if err != nil {
+		s.log.Error("jobs: reading a job to run it", "job", id, "error", err)
+		return err
+	}
+	err = s.withTx(ctx, func(tx *txn) error {
 		var err error
 		r, err = s.getRow(ctx, tx, id)
 		if errors.Is(err, ErrNotFound) {
@@ -126,6 +134,9 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		}
 		if r.ticket != ticket {
 			return nil // a stale ticket: the job has another one now
+		}
+		if in == nil && r.state == Queued {
+			return errors.New("the job appeared after its input was read") // River delivers the ticket again
 		}
 		h, known = s.handler(r.typ)
 		switch {
@@ -189,7 +200,7 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		return nil
 	}
 
-	run, err := s.prepare(ctx, r)
+	run, err := s.prepare(r, in)
 	if err != nil {
 		// The run could not even start (its files are unreadable): the
 		// job fails rather than retrying forever.
@@ -205,16 +216,36 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 	return s.finish(ctx, runCtx, r, ticket, entry, run, result, herr)
 }
 
-// prepare lists job r's inputs and empties its output directory.
-func (s *Service) prepare(ctx context.Context, r *jobRow) (*Run, error) {
-	input, err := s.rows.GetJobInput(ctx, r.id)
-	if err != nil {
-		return nil, fmt.Errorf("reading job %s's input: %w", r.id, err)
+// runInputs are what a run reads of its job's rows: its input document
+// and its files. They do not change while the job is queued, and are read
+// before the job is claimed, so that a database that stops answering
+// between the claim and the run costs a retry of the ticket (the job
+// still queued), not the job.
+type runInputs struct {
+	input string
+	files []File
+}
+
+// readInputs reads job id's runInputs; nil, nil when there is no such
+// job (the claim finds that out and does nothing).
+func (s *Service) readInputs(ctx context.Context, id string) (*runInputs, error) {
+	input, err := s.rows.GetJobInput(ctx, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
 	}
-	files, err := s.loadFiles(ctx, r.id)
+	if err != nil {
+		return nil, fmt.Errorf("reading job %s's input: %w", id, err)
+	}
+	files, err := s.loadFiles(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	return &runInputs{input: input, files: files}, nil
+}
+
+// prepare lists job r's inputs and empties its output directory.
+func (s *Service) prepare(r *jobRow, in *runInputs) (*Run, error) {
+	input, files := in.input, in.files
 	run := &Run{JobID: r.id, Type: r.typ, Attempt: r.attempts, Input: json.RawMessage(input), OutDir: s.outDir(r.id)}
 	// Its secrets are merged in for this run only; they stay sealed in
 	// the job's folder while another run may follow.
@@ -339,11 +370,9 @@ func (s *Service) finish(ctx, runCtx context.Context, r *jobRow, ticket int64, e
 				if err := s.rows.SaveProgress(ctx, tx.Tx, r.id, progress.Done, progress.Total, progress.Message); err != nil {
 					return fmt.Errorf("saving job %s's progress: %w", r.id, err)
 				}
-				tx.onCommit = append(tx.onCommit, func() {
-					if err := os.RemoveAll(s.outDir(r.id)); err != nil {
-						s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
-					}
-				})
+				if err := os.RemoveAll(s.outDir(r.id)); err != nil {
+					s.log.Warn("jobs: removing a run's outputs", "job", r.id, "error", err)
+				}
 				final, err = s.interrupted(ctx, tx, cur, toolerr.ServiceUnavailable)
 				return err
 			}

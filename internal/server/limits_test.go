@@ -426,7 +426,7 @@ func TestFormGate(t *testing.T) {
 		status, h, body, sent = r.sendForm("/api/v1/jobs", "", formPart{name: "job", size: 32 << 20})
 		return status == http.StatusTooManyRequests
 	})
-	problemCode(t, "second anonymous form", status, h, body, http.StatusTooManyRequests, contracts.ProblemQuotaExceeded)
+	problemCode(t, "second anonymous form", status, h, body, http.StatusTooManyRequests, contracts.ProblemConcurrencyExceeded)
 	if h.Get("Retry-After") == "" {
 		t.Errorf("no Retry-After: %v", h)
 	}
