@@ -23,10 +23,10 @@ const corsMaxAgeSeconds = "600"
 
 // corsAllowHeaders are the request headers a cross-origin request may send
 // beyond the CORS-safelisted ones.
-const corsAllowHeaders = "Authorization, Content-Type, If-None-Match, X-Request-Id"
+const corsAllowHeaders = "Authorization, Content-Type, Idempotency-Key, If-None-Match, X-Request-Id"
 
 // corsExposeHeaders are the answer headers a cross-origin page may read.
-const corsExposeHeaders = "ETag, Location, Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, Deprecation, Sunset, Link, X-Request-Id"
+const corsExposeHeaders = "ETag, Location, Retry-After, RateLimit, RateLimit-Policy, WWW-Authenticate, Deprecation, Sunset, Link, X-Request-Id, Idempotent-Replayed"
 
 // ParseOrigin checks one --cors-origin value: "*", or an origin
 // (scheme://host[:port], http or https, nothing after it), returned in

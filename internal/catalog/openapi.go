@@ -422,6 +422,15 @@ func (b *openAPIBuilder) registryPaths(p *openapi3.Paths) {
 	})})
 }
 
+// idempotencyKey is the Idempotency-Key header of a job submission: the
+// same key from the same caller within 24 hours gives the first
+// submission's job, answered with Idempotent-Replayed: true.
+func idempotencyKey() *openapi3.ParameterRef {
+	return &openapi3.ParameterRef{Value: openapi3.NewHeaderParameter("Idempotency-Key").
+		WithDescription("Makes the submission idempotent: the same key from the same caller within 24 hours gives the job the first submission made (answered with Idempotent-Replayed: true), on any replica. 1 to 255 printable ASCII characters.").
+		WithSchema(&openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, MinLength: 1, MaxLength: openapi3.Uint64Ptr(255)})}
+}
+
 func (b *openAPIBuilder) jobPaths(p *openapi3.Paths) {
 	job := schemaRef(contracts.JobV1)
 	id := pathParam("id", "The job's id.")
@@ -431,7 +440,8 @@ func (b *openAPIBuilder) jobPaths(p *openapi3.Paths) {
 	submit.Description = "A job of a job type (a tool's run.job.type) with its input document."
 	p.Set("/api/v1/jobs", &openapi3.PathItem{Post: &openapi3.Operation{
 		OperationID: "submitJob", Tags: []string{"jobs"}, Security: optionalSecurity(),
-		Summary: "Submit a job: JSON, or multipart with its input and one part per file.",
+		Summary:    "Submit a job: JSON, or multipart with its input and one part per file.",
+		Parameters: openapi3.Parameters{idempotencyKey()},
 		RequestBody: &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(true).WithContent(openapi3.Content{
 			"application/json":    openapi3.NewMediaType().WithSchema(submit),
 			"multipart/form-data": openapi3.NewMediaType().WithSchema(multipartSchema(nil)),
