@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -126,13 +127,7 @@ func presented(r *http.Request) guard.Presented {
 // the problem and reports false. The admission is released when the run
 // ends.
 func (s *Server) admit(c *gin.Context, svc *registry.Service, input map[string]any) (*run.Admission, bool) {
-	ad, err := s.cfg.Run.Admit(c.Request.Context(), origin(c), svc, input)
-	if err != nil {
-		s.toolsRefusal(c, err)
-		return nil, false
-	}
-	setLimits(c, ad.Limits)
-	return ad, true
+	return s.admitted(c, s.cfg.Run.Admit, svc, input)
 }
 
 // admitJob is admit for a job of svc: the concurrency slots it takes are
@@ -140,7 +135,14 @@ func (s *Server) admit(c *gin.Context, svc *registry.Service, input map[string]a
 // released where it ends, on whichever replica; the admission is
 // released only when no job was made.
 func (s *Server) admitJob(c *gin.Context, svc *registry.Service, input map[string]any) (*run.Admission, bool) {
-	ad, err := s.cfg.Run.AdmitJob(c.Request.Context(), origin(c), svc, input)
+	return s.admitted(c, s.cfg.Run.AdmitJob, svc, input)
+}
+
+// admitted asks admit (run.App.Admit or AdmitJob) and answers its
+// decision: the rate-limit fields on the answer, or the refusal.
+func (s *Server) admitted(c *gin.Context, admit func(context.Context, run.Origin, *registry.Service, map[string]any) (*run.Admission, error),
+	svc *registry.Service, input map[string]any) (*run.Admission, bool) {
+	ad, err := admit(c.Request.Context(), origin(c), svc, input)
 	if err != nil {
 		s.toolsRefusal(c, err)
 		return nil, false

@@ -2,18 +2,12 @@ package jobs
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
-	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // The bounds of ListFilter.Limit.
@@ -40,36 +34,9 @@ const (
 // here.
 func OpenControl(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.Handlers, cfg.Resolve = nil, nil
-	if err := cfg.normalize(); err != nil {
-		return nil, err
-	}
-	dataDir, err := filepath.Abs(cfg.DataDir)
+	s, err := newService(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("resolving the data directory: %w", err)
-	}
-	s := &Service{
-		cfg:        cfg,
-		db:         cfg.Store.DB(),
-		rows:       cfg.Store,
-		root:       filepath.Join(dataDir, "jobs"),
-		log:        cfg.Logger,
-		key:        cfg.SigningKey,
-		replicated: cfg.Store.Dialect() == store.Postgres,
-		running:    map[string]*runEntry{},
-		pending:    map[string]struct{}{},
-		subs:       map[string]map[*subscription]struct{}{},
-		done:       make(chan struct{}),
-		sweepEnd:   func() {},
-		unlock:     func() {},
-	}
-	if s.key == nil {
-		s.key = make([]byte, minSigningKeyBytes)
-		rand.Read(s.key)
-	}
-	if cfg.FilesDir != "" {
-		if s.root, err = filepath.Abs(cfg.FilesDir); err != nil {
-			return nil, fmt.Errorf("resolving the files directory: %w", err)
-		}
+		return nil, err
 	}
 	// Measured never: a queued job held back by a full folder is read
 	// without the reason the serving process gives it.
@@ -162,36 +129,4 @@ func (s *Service) show(ctx context.Context, id string) (*Job, error) {
 // that is (see OpenControl); CancelAny returns it still running.
 func (s *Service) CancelAny(ctx context.Context, id string) (*Job, error) {
 	return s.cancel(ctx, id, "")
-}
-
-// jobOf is the Job a job's row describes, without its files.
-func jobOf(rec store.JobRecord) (*Job, error) {
-	j := Job{ID: rec.ID, Type: rec.Type, Owner: rec.Owner, State: State(rec.State), Attempts: rec.Attempts, Version: rec.Version}
-	j.Input = json.RawMessage(rec.Input)
-	if rec.Result.Valid {
-		j.Result = json.RawMessage(rec.Result.String)
-	}
-	if rec.Error.Valid {
-		j.Error = new(toolerr.Error)
-		if err := json.Unmarshal([]byte(rec.Error.String), j.Error); err != nil {
-			return nil, fmt.Errorf("decoding job %s's error: %w", rec.ID, err)
-		}
-	}
-	if err := json.Unmarshal([]byte(rec.Refs), &j.References); err != nil {
-		return nil, fmt.Errorf("decoding job %s's references: %w", rec.ID, err)
-	}
-	j.Progress = Progress{Done: rec.ProgressDone, Total: rec.ProgressTotal, Message: rec.ProgressMessage}
-	var err error
-	if j.CreatedAt, err = parseTime(rec.CreatedAt); err != nil {
-		return nil, fmt.Errorf("job %s: %w", rec.ID, err)
-	}
-	for _, p := range []struct {
-		dst **time.Time
-		src sql.NullString
-	}{{&j.StartedAt, rec.StartedAt}, {&j.FinishedAt, rec.FinishedAt}, {&j.ExpiresAt, rec.ExpiresAt}} {
-		if *p.dst, err = optTime(p.src); err != nil {
-			return nil, fmt.Errorf("job %s: %w", rec.ID, err)
-		}
-	}
-	return &j, nil
 }

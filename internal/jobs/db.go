@@ -55,6 +55,18 @@ func (s *Service) loadJob(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading job %s: %w", id, err)
 	}
+	j, err := jobOf(rec)
+	if err != nil {
+		return nil, err
+	}
+	if j.Files, err = s.loadFiles(ctx, id); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// jobOf is the Job a job's row describes, without its files.
+func jobOf(rec store.JobRecord) (*Job, error) {
 	j := Job{ID: rec.ID, Type: rec.Type, Owner: rec.Owner, State: State(rec.State), Attempts: rec.Attempts, Version: rec.Version}
 	j.Input = json.RawMessage(rec.Input)
 	if rec.Result.Valid {
@@ -63,26 +75,24 @@ func (s *Service) loadJob(ctx context.Context, id string) (*Job, error) {
 	if rec.Error.Valid {
 		j.Error = new(toolerr.Error)
 		if err := json.Unmarshal([]byte(rec.Error.String), j.Error); err != nil {
-			return nil, fmt.Errorf("decoding job %s's error: %w", id, err)
+			return nil, fmt.Errorf("decoding job %s's error: %w", rec.ID, err)
 		}
 	}
 	if err := json.Unmarshal([]byte(rec.Refs), &j.References); err != nil {
-		return nil, fmt.Errorf("decoding job %s's references: %w", id, err)
+		return nil, fmt.Errorf("decoding job %s's references: %w", rec.ID, err)
 	}
 	j.Progress = Progress{Done: rec.ProgressDone, Total: rec.ProgressTotal, Message: rec.ProgressMessage}
+	var err error
 	if j.CreatedAt, err = parseTime(rec.CreatedAt); err != nil {
-		return nil, fmt.Errorf("job %s: %w", id, err)
+		return nil, fmt.Errorf("job %s: %w", rec.ID, err)
 	}
 	for _, p := range []struct {
 		dst **time.Time
 		src sql.NullString
 	}{{&j.StartedAt, rec.StartedAt}, {&j.FinishedAt, rec.FinishedAt}, {&j.ExpiresAt, rec.ExpiresAt}} {
 		if *p.dst, err = optTime(p.src); err != nil {
-			return nil, fmt.Errorf("job %s: %w", id, err)
+			return nil, fmt.Errorf("job %s: %w", rec.ID, err)
 		}
-	}
-	if j.Files, err = s.loadFiles(ctx, id); err != nil {
-		return nil, err
 	}
 	return &j, nil
 }

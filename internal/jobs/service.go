@@ -225,6 +225,36 @@ type Service struct {
 // River and the sweeper. The context bounds the opening only. Close releases
 // what Open started, even after a partial start.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
+	s, err := newService(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.root, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the jobs directory: %w", err)
+	}
+	// One process owns the files of a SQLite store; the replicas of a
+	// PostgreSQL store share theirs, each job's folder written by the
+	// replica that took it.
+	if !s.replicated {
+		unlock, err := lockDir(s.root)
+		if err != nil {
+			return nil, err
+		}
+		s.unlock = unlock
+	}
+	s.storage = newStorageWatch(s.root, cfg.Store.Path(), cfg.MinFreeBytes)
+	s.checkStorage(false)
+	if err := s.start(ctx); err != nil {
+		s.Close(context.Background())
+		return nil, err
+	}
+	return s, nil
+}
+
+// newService validates cfg and makes the Service Open and OpenControl
+// start from: its folders resolved (not created), its signing key, its
+// empty maps; nothing started, nothing locked.
+func newService(cfg Config) (*Service, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
@@ -245,6 +275,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		subs:       map[string]map[*subscription]struct{}{},
 		done:       make(chan struct{}),
 		sweepEnd:   func() {},
+		unlock:     func() {},
 	}
 	if s.key == nil {
 		s.key = make([]byte, minSigningKeyBytes)
@@ -254,26 +285,6 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		if s.root, err = filepath.Abs(cfg.FilesDir); err != nil {
 			return nil, fmt.Errorf("resolving the files directory: %w", err)
 		}
-	}
-	if err := os.MkdirAll(s.root, 0o700); err != nil {
-		return nil, fmt.Errorf("creating the jobs directory: %w", err)
-	}
-	// One process owns the files of a SQLite store; the replicas of a
-	// PostgreSQL store share theirs, each job's folder written by the
-	// replica that took it.
-	s.unlock = func() {}
-	if !s.replicated {
-		unlock, err := lockDir(s.root)
-		if err != nil {
-			return nil, err
-		}
-		s.unlock = unlock
-	}
-	s.storage = newStorageWatch(s.root, cfg.Store.Path(), cfg.MinFreeBytes)
-	s.checkStorage(false)
-	if err := s.start(ctx); err != nil {
-		s.Close(context.Background())
-		return nil, err
 	}
 	return s, nil
 }

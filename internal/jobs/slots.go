@@ -48,28 +48,11 @@ func (s *Service) holdSlots(id, slots string) (stop func()) {
 	if s.cfg.Slots == nil || slots == "" {
 		return func() {}
 	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(s.cfg.SlotRenewal)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), slotTimeout)
-			err := s.cfg.Slots.RenewSlots(ctx, slots)
-			cancel()
-			if err != nil {
-				s.log.Warn("jobs: renewing a running job's concurrency slots", "job", id, "error", err)
-			}
+	return every(s.cfg.SlotRenewal, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), slotTimeout)
+		defer cancel()
+		if err := s.cfg.Slots.RenewSlots(ctx, slots); err != nil {
+			s.log.Warn("jobs: renewing a running job's concurrency slots", "job", id, "error", err)
 		}
-	}()
-	return func() {
-		close(done)
-		<-finished
-	}
+	})
 }

@@ -584,11 +584,24 @@ func (s *Service) holdLease(id string, ticket int64) (stop func()) {
 	if !s.replicated {
 		return func() {}
 	}
+	return every(s.cfg.LeaseTTL/3, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.LeaseTTL/3)
+		defer cancel()
+		if err := s.rows.RenewLease(ctx, id, ticket, s.leaseArg()); err != nil {
+			s.log.Warn("jobs: renewing a running job's lease", "job", id, "error", err)
+		}
+	})
+}
+
+// every calls fn every interval, from a goroutine of its own, until the
+// returned stop is called; stop returns once fn has returned for good. A
+// run's renewals (its lease, its slots) go through it.
+func every(interval time.Duration, fn func()) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(s.cfg.LeaseTTL / 3)
+		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			select {
@@ -596,12 +609,7 @@ func (s *Service) holdLease(id string, ticket int64) (stop func()) {
 				return
 			case <-tick.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.LeaseTTL/3)
-			err := s.rows.RenewLease(ctx, id, ticket, s.leaseArg())
-			cancel()
-			if err != nil {
-				s.log.Warn("jobs: renewing a running job's lease", "job", id, "error", err)
-			}
+			fn()
 		}
 	}()
 	return func() {

@@ -102,14 +102,18 @@ func egressTarget(input map[string]any) string {
 // for a tool that is not an egress tool (it is admitted before its body
 // is read). A refusal is a *Refusal.
 func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input map[string]any) (*Admission, error) {
-	req := guardRequest(svc, input)
+	return a.decide(ctx, o, resolved(ctx, guardRequest(svc, input)))
+}
+
+// resolved is req with the addresses of its throttled targets resolved.
+func resolved(ctx context.Context, req guard.Request) guard.Request {
 	if req.PerTargetPerMinute > 0 && req.Target != "" {
 		req.TargetAddr = resolveTarget(ctx, req.Target)
 		for i := range req.More {
 			req.More[i].Addr = resolveTarget(ctx, req.More[i].Name)
 		}
 	}
-	return a.decide(ctx, o, req)
+	return req
 }
 
 // AdmitJob is Admit for a job of svc: the concurrency slots are the
@@ -122,13 +126,7 @@ func (a *App) Admit(ctx context.Context, o Origin, svc *registry.Service, input 
 func (a *App) AdmitJob(ctx context.Context, o Origin, svc *registry.Service, input map[string]any) (*Admission, error) {
 	req := guardRequest(svc, input)
 	req.SlotLease = guard.JobSlotLease
-	if req.PerTargetPerMinute > 0 && req.Target != "" {
-		req.TargetAddr = resolveTarget(ctx, req.Target)
-		for i := range req.More {
-			req.More[i].Addr = resolveTarget(ctx, req.More[i].Name)
-		}
-	}
-	return a.decide(ctx, o, req)
+	return a.decide(ctx, o, resolved(ctx, req))
 }
 
 // RenewSlots extends a job's slots (Admission.Slots) to guard.JobSlotLease
