@@ -55,8 +55,9 @@ type sparePool struct {
 	closed   bool
 	ready    []*worker
 	starting int
-	// placing counts the starting spares whose job cgroup exists (made,
-	// or not yet removed after a failure) while they are not in ready.
+	// placing counts the starting spares whose job cgroup may exist (being
+	// made, made, or not yet removed after a failure) while they are not
+	// in ready.
 	placing int
 	counts  spareCounts
 }
@@ -179,14 +180,22 @@ func (p *sparePool) start() (*worker, error) {
 		// process between cgroups costs milliseconds, which an item then
 		// does not wait for. The job's limit replaces the spare's at
 		// hand-off.
+		// Counted as placing before its directory exists, so that no one
+		// who sees placing == 0 finds a job cgroup the pool does not list.
+		p.mu.Lock()
+		p.placing++
+		p.mu.Unlock()
 		cg, err := h.newJob(p.s.sys.spareJobName(), SpareMemoryLimitBytes)
+		p.mu.Lock()
+		if err != nil {
+			p.placing--
+		} else {
+			w.cg = cg
+		}
+		p.mu.Unlock()
 		if err != nil {
 			return w, fmt.Errorf("making a spare's job cgroup: %w", err)
 		}
-		p.mu.Lock()
-		w.cg = cg
-		p.placing++
-		p.mu.Unlock()
 		if err := cg.add(w.pid); err != nil {
 			return w, fmt.Errorf("placing a spare in its job cgroup: %w", err)
 		}
