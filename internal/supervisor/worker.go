@@ -38,10 +38,6 @@ const (
 	resultFD = 4
 )
 
-// issueMismatch is the issue code of a version_mismatch; its path names the
-// stale pin, as the executor's own check does.
-const issueMismatch = "mismatch"
-
 // identity is a process as the kernel knows it: a pid is only the same
 // process while its start time is the same.
 type identity struct {
@@ -186,10 +182,11 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	}
 	svc := services[job.Package][job.ToolCode]
 	if svc == nil {
-		return fail(toolerr.New(toolerr.VersionMismatch, toolerr.NewIssue(issueMismatch, "tool_code")))
+		return fail(toolerr.New(toolerr.VersionMismatch, toolerr.NewIssue(tooldef.IssueMismatch, "tool_code")))
 	}
 	def, pkg := svc.def, svc.pkg
-	if e := checkPins(def, job); e != nil {
+	// A worker built from another binary than its supervisor has other pins.
+	if e := def.CheckPins(job.ContractVersion, job.ImplementationVersion, job.SchemaFingerprint); e != nil {
 		return fail(e)
 	}
 	eff := job.Policy
@@ -281,24 +278,4 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	}
 	rf.Result = canonical
 	return rf
-}
-
-// checkPins compares the job's pins with the worker's own definition: a
-// worker built from another binary than its supervisor answers
-// version_mismatch, one issue per stale pin.
-func checkPins(d *tooldef.Definition, job *jobFrame) *toolerr.Error {
-	var issues []toolerr.Issue
-	if job.ContractVersion != d.ContractVersion {
-		issues = append(issues, toolerr.NewIssue(issueMismatch, "contract_version"))
-	}
-	if job.ImplementationVersion != d.ImplementationVersion {
-		issues = append(issues, toolerr.NewIssue(issueMismatch, "implementation_version"))
-	}
-	if job.SchemaFingerprint != d.Fingerprint {
-		issues = append(issues, toolerr.NewIssue(issueMismatch, "schema_fingerprint"))
-	}
-	if len(issues) > 0 {
-		return toolerr.New(toolerr.VersionMismatch, issues...)
-	}
-	return nil
 }
