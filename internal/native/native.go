@@ -5,7 +5,10 @@
 // computes inside a supervised worker process (package supervisor), never
 // in the server process. The worker validates the parameters against the
 // input schema before Compute and the result against the output schema
-// after it; a package computes on valid input only.
+// after it; a package computes on valid input only. A package decodes its
+// parameters with [Call.DecodeParameters], encodes its result with
+// [EncodeResult] and raises its refusals with [Refuse], so that the native
+// packages refuse and encode alike.
 package native
 
 import (
