@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/toolhost/toolhost/guest"
+	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -28,14 +29,14 @@ type tlsBulkInput struct {
 	Port      int      `json:"port,omitempty" minimum:"1" maximum:"65535" default:"443" doc:"The TCP port of every host's TLS server."`
 }
 
-func (in *tlsBulkInput) operation() string { return in.Operation }
+func (in *tlsBulkInput) SelectedOperation() string { return in.Operation }
 
 type httpBulkInput struct {
 	Operation string   `json:"operation" doc:"check: run http_headers on each URL at once."`
 	URLs      []string `json:"urls" minItems:"1" maxItems:"5" doc:"1 to 5 distinct http or https URLs, each as http_headers' url."`
 }
 
-func (in *httpBulkInput) operation() string { return in.Operation }
+func (in *httpBulkInput) SelectedOperation() string { return in.Operation }
 
 // bulkError is a target's own failure.
 type bulkError struct {
@@ -69,7 +70,7 @@ type httpBulkOutput struct {
 // entry's; the engine window's end (execution_limit) fails the run.
 func bulk[Out any](pc *probeContext, n int, probe func(i int) (Out, error), entry func(i int, out *Out, e *bulkError)) error {
 	if n < 1 || n > MaxBulk {
-		return refuse(toolerr.InvalidParameters, "1 to %d targets a run", MaxBulk)
+		return native.Refuse(toolerr.InvalidParameters, "1 to %d targets a run", MaxBulk)
 	}
 	errs := make([]error, n)
 	outs := make([]Out, n)
@@ -104,7 +105,7 @@ func distinct(field string, targets []string) error {
 	for i, t := range targets {
 		for _, u := range targets[:i] {
 			if t == u {
-				return refuse(toolerr.InvalidParameters, "%s[%d]: the target is repeated", field, i)
+				return native.Refuse(toolerr.InvalidParameters, "%s[%d]: the target is repeated", field, i)
 			}
 		}
 	}

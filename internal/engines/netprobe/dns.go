@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -23,7 +24,7 @@ type dnsInput struct {
 	Types     []string `json:"types,omitempty" maxItems:"6" enum:"A,AAAA,CNAME,MX,TXT,NS" default:"[\"A\",\"AAAA\",\"CNAME\",\"MX\",\"TXT\",\"NS\"]" doc:"The record types to look up; all six when omitted."`
 }
 
-func (in *dnsInput) operation() string { return in.Operation }
+func (in *dnsInput) SelectedOperation() string { return in.Operation }
 
 // dnsOutput is the result of dns_lookup.
 type dnsOutput struct {
@@ -48,10 +49,10 @@ const dnsTimeout = 2 * time.Second
 func dnsLookup(pc *probeContext, in *dnsInput) (dnsOutput, error) {
 	name := strings.TrimSuffix(in.Name, ".")
 	if _, err := netip.ParseAddr(name); err == nil {
-		return dnsOutput{}, refuse(toolerr.InvalidParameters, "name: an IP address is not a DNS name")
+		return dnsOutput{}, native.Refuse(toolerr.InvalidParameters, "name: an IP address is not a DNS name")
 	}
 	if err := checkHost(name); err != nil {
-		return dnsOutput{}, refuse(toolerr.InvalidParameters, "name: not a DNS name")
+		return dnsOutput{}, native.Refuse(toolerr.InvalidParameters, "name: not a DNS name")
 	}
 	types := recordTypes
 	if len(in.Types) > 0 {
@@ -62,7 +63,7 @@ func dnsLookup(pc *probeContext, in *dnsInput) (dnsOutput, error) {
 			}
 		}
 		if len(types) == 0 {
-			return dnsOutput{}, refuse(toolerr.InvalidParameters, "types: no known record type")
+			return dnsOutput{}, native.Refuse(toolerr.InvalidParameters, "types: no known record type")
 		}
 	}
 	addrs, err := pc.lookupAddrs(name)
@@ -99,7 +100,7 @@ func dnsLookup(pc *probeContext, in *dnsInput) (dnsOutput, error) {
 			records, a.Truncated = records[:MaxRecords], true
 		}
 		for _, r := range records {
-			c := cut(r, MaxValueBytes)
+			c := native.Clip(r, MaxValueBytes)
 			a.Truncated = a.Truncated || c != r
 			a.Records = append(a.Records, c)
 		}

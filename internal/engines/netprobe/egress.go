@@ -159,7 +159,7 @@ func guardFromEnv() (*guard, error) {
 		if errors.As(err, &ae) {
 			n = ae.Index + 1
 		}
-		return nil, refuse(toolerr.ExecutionFailed, "the operator's allow-list %s does not parse (entry %d): no probe runs until it is fixed", AllowEnv, n)
+		return nil, native.Refuse(toolerr.ExecutionFailed, "the operator's allow-list %s does not parse (entry %d): no probe runs until it is fixed", AllowEnv, n)
 	}
 	return &guard{allow: allow}, nil
 }
@@ -326,7 +326,7 @@ func isMetadata(ip netip.Addr) bool {
 // application layer record the run as one that trips an abuse rule
 // without reading the message.
 func refusal(reason string) *toolerr.Error {
-	e := refuse(toolerr.InvalidParameters, "the target is refused: it resolves to %s; probes reach public addresses only", reason)
+	e := native.Refuse(toolerr.InvalidParameters, "the target is refused: it resolves to %s; probes reach public addresses only", reason)
 	e.Issues, e.IssueCount = []toolerr.Issue{toolerr.NewIssue(IssueTargetRefused)}, 1
 	return e
 }
@@ -373,7 +373,7 @@ func (pc *probeContext) resolve(host string) (target, error) {
 	var addrs []netip.Addr
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if ip.Zone() != "" {
-			return target{}, refuse(toolerr.InvalidParameters, "host: an address with a zone is refused")
+			return target{}, native.Refuse(toolerr.InvalidParameters, "host: an address with a zone is refused")
 		}
 		addrs = []netip.Addr{ip}
 	} else {
@@ -403,15 +403,15 @@ func checkHost(host string) error {
 		return nil
 	}
 	if host == "" || len(host) > 253 {
-		return refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
+		return native.Refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
 	}
 	for _, label := range strings.Split(host, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
+			return native.Refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
 		}
 		for _, c := range []byte(label) {
 			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
+				return native.Refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
 			}
 		}
 	}
@@ -429,12 +429,12 @@ func lookupError(pc *probeContext, err error) error {
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-		return refuse(toolerr.InvalidParameters, "host: the name does not resolve")
+		return native.Refuse(toolerr.InvalidParameters, "host: the name does not resolve")
 	}
 	if errors.As(err, &dnsErr) && dnsErr.IsTimeout {
-		return refuse(toolerr.ExecutionFailed, "the name could not be resolved: the DNS server did not answer in time")
+		return native.Refuse(toolerr.ExecutionFailed, "the name could not be resolved: the DNS server did not answer in time")
 	}
-	return refuse(toolerr.ExecutionFailed, "the name could not be resolved")
+	return native.Refuse(toolerr.ExecutionFailed, "the name could not be resolved")
 }
 
 // dialer returns a dialer whose every connection is checked by the guard

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -22,7 +23,7 @@ type httpInput struct {
 	URL       string `json:"url" minLength:"8" maxLength:"2048" pattern:"^[Hh][Tt][Tt][Pp][Ss]?://" doc:"The http or https URL. Its host must resolve to a public address; private, loopback, link-local, CGNAT, multicast, reserved and cloud metadata addresses are refused."`
 }
 
-func (in *httpInput) operation() string { return in.Operation }
+func (in *httpInput) SelectedOperation() string { return in.Operation }
 
 // httpOutput is the result of http_headers.
 type httpOutput struct {
@@ -54,7 +55,7 @@ const httpTimeout = 3500 * time.Millisecond
 func httpHeaders(pc *probeContext, in *httpInput) (httpOutput, error) {
 	u, err := url.Parse(in.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Opaque != "" {
-		return httpOutput{}, refuse(toolerr.InvalidParameters, "url: not an http or https URL with a host and no user information")
+		return httpOutput{}, native.Refuse(toolerr.InvalidParameters, "url: not an http or https URL with a host and no user information")
 	}
 	port := 80
 	if u.Scheme == "https" {
@@ -63,7 +64,7 @@ func httpHeaders(pc *probeContext, in *httpInput) (httpOutput, error) {
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return httpOutput{}, refuse(toolerr.InvalidParameters, "url: the port is not a TCP port")
+			return httpOutput{}, native.Refuse(toolerr.InvalidParameters, "url: the port is not a TCP port")
 		}
 		port = n
 	}
@@ -109,7 +110,7 @@ func httpHeaders(pc *probeContext, in *httpInput) (httpOutput, error) {
 		if resp.TLS != nil {
 			out.TLSVersion = tls.VersionName(resp.TLS.Version)
 		}
-		out.Location = cut(resp.Header.Get("Location"), MaxValueBytes)
+		out.Location = native.Clip(resp.Header.Get("Location"), MaxValueBytes)
 		out.Headers, out.Truncated = headers(resp.Header)
 		break
 	}
@@ -122,7 +123,7 @@ func request(pc *probeContext, client *http.Client, method string, u *url.URL) (
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
 	if err != nil {
 		cancel()
-		return nil, refuse(toolerr.InvalidParameters, "url: the request cannot be built")
+		return nil, native.Refuse(toolerr.InvalidParameters, "url: the request cannot be built")
 	}
 	req.Header.Set("User-Agent", "toolhost-http-headers/1.0")
 	resp, err := client.Do(req)
@@ -131,7 +132,7 @@ func request(pc *probeContext, client *http.Client, method string, u *url.URL) (
 		if pc.ctx.Err() != nil {
 			return nil, windowOut(pc)
 		}
-		return nil, refuse(toolerr.InvalidParameters, "the request failed: %s", requestReason(err))
+		return nil, native.Refuse(toolerr.InvalidParameters, "the request failed: %s", requestReason(err))
 	}
 	// The body is closed by the caller, before the context is cancelled.
 	resp.Body = bodyCloser{resp.Body, cancel}
@@ -192,9 +193,9 @@ func headers(h http.Header) ([]header, bool) {
 			if len(out) == MaxHeaders {
 				return out, true
 			}
-			c := cut(v, MaxValueBytes)
+			c := native.Clip(v, MaxValueBytes)
 			truncated = truncated || c != v
-			out = append(out, header{Name: cut(name, 256), Value: c})
+			out = append(out, header{Name: native.Clip(name, 256), Value: c})
 		}
 	}
 	return out, truncated

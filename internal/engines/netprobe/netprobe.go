@@ -28,17 +28,13 @@
 package netprobe
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/guest"
 	"github.com/toolhost/toolhost/internal/native"
-	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // Name is the package name: "builtin/netprobe" in sources and failures.
@@ -246,17 +242,14 @@ func compute(ctx *native.Context, call native.Call) ([]byte, error) {
 	return nil, fmt.Errorf("computing %s/%s: %w", call.ToolCode, call.Operation, ErrUnknownService)
 }
 
-// input is what every input type has: its operation.
-type input interface{ operation() string }
-
 // run decodes the parameters into In, loads the egress guard, claims the
 // engine window and runs probe inside it.
 func run[In any, PIn interface {
 	*In
-	input
+	native.Input
 }, Out any](ctx *native.Context, call native.Call, probe func(*probeContext, *In) (Out, error)) ([]byte, error) {
 	in := PIn(new(In))
-	if err := decodeParameters(call, in); err != nil {
+	if err := call.DecodeParameters(in); err != nil {
 		return nil, err
 	}
 	g, err := guardFromEnv()
@@ -276,56 +269,7 @@ func run[In any, PIn interface {
 	if err := ctx.Checkpoint(); err != nil {
 		return nil, err
 	}
-	return encodeResult(out)
-}
-
-// decodeParameters decodes the parameters document into v, refusing
-// unknown fields, trailing data and an operation other than the call's.
-// The worker has validated the document against the input schema, so a
-// refusal here means the two disagree.
-func decodeParameters(call native.Call, v input) error {
-	dec := json.NewDecoder(bytes.NewReader(call.Parameters))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || dec.More() {
-		return refuse(toolerr.InvalidParameters, "the parameters do not match the input schema")
-	}
-	if v.operation() != call.Operation {
-		return refuse(toolerr.InvalidParameters, "the parameters name another operation")
-	}
-	return nil
-}
-
-// encodeResult encodes a result document without HTML escaping.
-func encodeResult(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encoding the result: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// refuse returns a tool error with code c, not retryable, and a message
-// for the caller cut to guest.MaxMessageBytes of valid UTF-8.
-func refuse(c toolerr.Code, format string, args ...any) *toolerr.Error {
-	e := toolerr.Raised(c, false)
-	e.Message = cut(fmt.Sprintf(format, args...), guest.MaxMessageBytes)
-	return e
-}
-
-// cut returns s cut to at most n bytes, on a rune boundary, with invalid
-// UTF-8 replaced.
-func cut(s string, n int) string {
-	if !utf8.ValidString(s) {
-		s = string(bytes.ToValidUTF8([]byte(s), []byte("\uFFFD")))
-	}
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
+	// No cap of its own: every field is bounded, and the worker checks the
+	// operation's result bytes.
+	return native.EncodeResult(out, 0)
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -16,7 +17,7 @@ type portInput struct {
 	Ports     []int  `json:"ports" minItems:"1" maxItems:"20" minimum:"1" maximum:"65535" doc:"The TCP ports to try, 1 to 20 distinct ports."`
 }
 
-func (in *portInput) operation() string { return in.Operation }
+func (in *portInput) SelectedOperation() string { return in.Operation }
 
 // portOutput is the result of port_check.
 type portOutput struct {
@@ -44,15 +45,15 @@ const (
 // it.
 func portCheck(pc *probeContext, in *portInput) (portOutput, error) {
 	if len(in.Ports) > MaxPorts {
-		return portOutput{}, refuse(toolerr.InvalidParameters, "ports: at most %d ports a run, %d given", MaxPorts, len(in.Ports))
+		return portOutput{}, native.Refuse(toolerr.InvalidParameters, "ports: at most %d ports a run, %d given", MaxPorts, len(in.Ports))
 	}
 	seen := map[int]bool{}
 	for i, p := range in.Ports {
 		if p < 1 || p > 65535 {
-			return portOutput{}, refuse(toolerr.InvalidParameters, "ports[%d]: not a TCP port", i)
+			return portOutput{}, native.Refuse(toolerr.InvalidParameters, "ports[%d]: not a TCP port", i)
 		}
 		if seen[p] {
-			return portOutput{}, refuse(toolerr.InvalidParameters, "ports[%d]: the port is repeated", i)
+			return portOutput{}, native.Refuse(toolerr.InvalidParameters, "ports[%d]: the port is repeated", i)
 		}
 		seen[p] = true
 	}
@@ -114,7 +115,7 @@ type pingInput struct {
 	Count     int    `json:"count,omitempty" minimum:"1" maximum:"10" default:"4" doc:"How many connects to time, 1 to 10."`
 }
 
-func (in *pingInput) operation() string { return in.Operation }
+func (in *pingInput) SelectedOperation() string { return in.Operation }
 
 // pingOutput is the result of tcp_ping.
 type pingOutput struct {
@@ -152,7 +153,7 @@ func tcpPing(pc *probeContext, in *pingInput) (pingOutput, error) {
 		count = 4
 	}
 	if count < 1 || count > MaxPings {
-		return pingOutput{}, refuse(toolerr.InvalidParameters, "count: 1 to %d connects a run", MaxPings)
+		return pingOutput{}, native.Refuse(toolerr.InvalidParameters, "count: 1 to %d connects a run", MaxPings)
 	}
 	t, err := pc.resolve(in.Host)
 	if err != nil {

@@ -31,7 +31,7 @@ type traceInput struct {
 	Count     int    `json:"count,omitempty" minimum:"1" maximum:"10" default:"3" doc:"How many connects to time, 1 to 10."`
 }
 
-func (in *traceInput) operation() string { return in.Operation }
+func (in *traceInput) SelectedOperation() string { return in.Operation }
 
 type mtrInput struct {
 	Operation string `json:"operation" doc:"report: repeat TCP connects to the destination's port and report loss and times. No ICMP or TTL probes are sent: the routers in between are not discovered."`
@@ -40,7 +40,7 @@ type mtrInput struct {
 	Count     int    `json:"count,omitempty" minimum:"1" maximum:"10" default:"10" doc:"How many connects, 1 to 10."`
 }
 
-func (in *mtrInput) operation() string { return in.Operation }
+func (in *mtrInput) SelectedOperation() string { return in.Operation }
 
 type latencyInput struct {
 	Operation string `json:"operation" doc:"measure: time TCP connects to the port and report their statistics. This is a TCP connect time, not an ICMP echo."`
@@ -49,7 +49,7 @@ type latencyInput struct {
 	Count     int    `json:"count,omitempty" minimum:"1" maximum:"10" default:"5" doc:"How many connects to time, 1 to 10."`
 }
 
-func (in *latencyInput) operation() string { return in.Operation }
+func (in *latencyInput) SelectedOperation() string { return in.Operation }
 
 // hopStats are the connect statistics of the one hop measured.
 type hopStats struct {

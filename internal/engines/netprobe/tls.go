@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -20,7 +21,7 @@ type tlsInput struct {
 	Port      int    `json:"port,omitempty" minimum:"1" maximum:"65535" default:"443" doc:"The TCP port of the TLS server."`
 }
 
-func (in *tlsInput) operation() string { return in.Operation }
+func (in *tlsInput) SelectedOperation() string { return in.Operation }
 
 // tlsOutput is the result of tls_check.
 type tlsOutput struct {
@@ -75,7 +76,7 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 		if pc.ctx.Err() != nil {
 			return tlsOutput{}, windowOut(pc)
 		}
-		return tlsOutput{}, refuse(toolerr.InvalidParameters, "the TLS server could not be reached: the port is %s", connState(err))
+		return tlsOutput{}, native.Refuse(toolerr.InvalidParameters, "the TLS server could not be reached: the port is %s", connState(err))
 	}
 	defer raw.Close()
 	serverName := ""
@@ -93,7 +94,7 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 		if pc.ctx.Err() != nil {
 			return tlsOutput{}, windowOut(pc)
 		}
-		return tlsOutput{}, refuse(toolerr.InvalidParameters, "the TLS handshake failed: %s", handshakeReason(err))
+		return tlsOutput{}, native.Refuse(toolerr.InvalidParameters, "the TLS handshake failed: %s", handshakeReason(err))
 	}
 	defer conn.Close()
 	st := conn.ConnectionState()
@@ -116,7 +117,7 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 		verifyName = t.addr.String()
 	}
 	if _, err := st.PeerCertificates[0].Verify(x509.VerifyOptions{DNSName: verifyName, Intermediates: inter, CurrentTime: now}); err != nil {
-		out.Findings = append(out.Findings, cut("verification failed: "+err.Error(), MaxValueBytes))
+		out.Findings = append(out.Findings, native.Clip("verification failed: "+err.Error(), MaxValueBytes))
 	} else {
 		out.Verified = true
 	}
@@ -127,8 +128,8 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 		}
 		days := int(math.Floor(c.NotAfter.Sub(now).Hours() / 24))
 		cert := certificate{
-			Subject: cut(c.Subject.String(), MaxValueBytes), Issuer: cut(c.Issuer.String(), MaxValueBytes),
-			SerialNumber: cut(c.SerialNumber.String(), 128),
+			Subject: native.Clip(c.Subject.String(), MaxValueBytes), Issuer: native.Clip(c.Issuer.String(), MaxValueBytes),
+			SerialNumber: native.Clip(c.SerialNumber.String(), 128),
 			NotBefore:    c.NotBefore.UTC().Format(time.RFC3339), NotAfter: c.NotAfter.UTC().Format(time.RFC3339),
 			DaysToExpiry: days, DNSNames: []string{}, IsCA: c.IsCA,
 		}
@@ -136,7 +137,7 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 			if j == 20 {
 				break
 			}
-			cert.DNSNames = append(cert.DNSNames, cut(n, 255))
+			cert.DNSNames = append(cert.DNSNames, native.Clip(n, 255))
 		}
 		switch {
 		case now.After(c.NotAfter):
