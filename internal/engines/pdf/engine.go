@@ -61,7 +61,7 @@ type source struct {
 func sourceOf(call native.Call, param []byte) (source, error) {
 	if f, ok := call.File("file"); ok {
 		if len(param) > 0 {
-			return source{}, refuse(toolerr.InvalidParameters, "file is given twice: as a job file and in the parameters")
+			return source{}, native.Refuse(toolerr.InvalidParameters, "file is given twice: as a job file and in the parameters")
 		}
 		return source{file: &f}, nil
 	}
@@ -116,10 +116,10 @@ func checkFile(path string, maxBytes int64) error {
 		return fmt.Errorf("opening the input: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return refuse(toolerr.InvalidParameters, "file is not a regular file")
+		return native.Refuse(toolerr.InvalidParameters, "file is not a regular file")
 	}
 	if fi.Size() > maxBytes {
-		return refuse(toolerr.InvalidParameters, "file takes %d bytes; the limit is %d", fi.Size(), maxBytes)
+		return native.Refuse(toolerr.InvalidParameters, "file takes %d bytes; the limit is %d", fi.Size(), maxBytes)
 	}
 	head := make([]byte, 1024)
 	n, err := io.ReadFull(f, head)
@@ -127,7 +127,7 @@ func checkFile(path string, maxBytes int64) error {
 		return fmt.Errorf("reading the input: %w", err)
 	}
 	if !bytes.Contains(head[:n], []byte("%PDF-")) {
-		return refuse(toolerr.InvalidParameters, "file is not a PDF: no %%PDF- header in its first 1024 bytes")
+		return native.Refuse(toolerr.InvalidParameters, "file is not a PDF: no %%PDF- header in its first 1024 bytes")
 	}
 	return nil
 }
@@ -264,12 +264,12 @@ func (j *job) run(engine string, args ...string) (exit, error) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
 		if errors.Is(err, exec.ErrNotFound) {
-			return exit{}, refuse(toolerr.ExecutionFailed, "%s is not installed on this host", engine)
+			return exit{}, native.Refuse(toolerr.ExecutionFailed, "%s is not installed on this host", engine)
 		}
-		return exit{}, refuse(toolerr.ExecutionFailed, "%s could not be run", engine)
+		return exit{}, native.Refuse(toolerr.ExecutionFailed, "%s could not be run", engine)
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exit{}, refuse(toolerr.ExecutionFailed, "%s ended with signal %s", engine, ws.Signal())
+		return exit{}, native.Refuse(toolerr.ExecutionFailed, "%s ended with signal %s", engine, ws.Signal())
 	}
 	return exit{code: ee.ExitCode(), stdout: stdout.buf}, nil
 }
@@ -293,7 +293,7 @@ func (j *job) runQPDF(spec any) (exit, error) {
 // unexpected is the execution_failed error of an engine exit status the
 // caller has no meaning for.
 func unexpected(engine string, code int) error {
-	return refuse(toolerr.ExecutionFailed, "%s exited with status %d", engine, code)
+	return native.Refuse(toolerr.ExecutionFailed, "%s exited with status %d", engine, code)
 }
 
 // capped is an io.Writer that keeps the first maxCapturedBytes written to

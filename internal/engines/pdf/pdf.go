@@ -32,12 +32,10 @@ package pdf
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolhost/toolhost/guest"
 	"github.com/toolhost/toolhost/internal/native"
@@ -195,93 +193,43 @@ func compute(ctx *native.Context, call native.Call) ([]byte, error) {
 	switch {
 	case call.ToolCode == "pdf_protect" && call.Operation == "protect":
 		var in protectInput
-		if err := decodeParameters(call, &in); err != nil {
+		if err := call.DecodeParameters(&in); err != nil {
 			return nil, err
 		}
 		out, err := protect(ctx, call, in)
 		if err != nil {
 			return nil, err
 		}
-		return encodeResult(out)
+		return native.EncodeResult(out, MaxResultBytes)
 	case call.ToolCode == "pdf_to_image" && call.Operation == "render":
 		var in renderInput
-		if err := decodeParameters(call, &in); err != nil {
+		if err := call.DecodeParameters(&in); err != nil {
 			return nil, err
 		}
 		out, err := render(ctx, call, in)
 		if err != nil {
 			return nil, err
 		}
-		return encodeResult(out)
+		return native.EncodeResult(out, MaxResultBytes)
 	}
 	return nil, fmt.Errorf("computing %s/%s: %w", call.ToolCode, call.Operation, ErrUnknownService)
-}
-
-// decodeParameters decodes the parameters document into v, refusing
-// unknown fields, trailing data and an operation other than the call's.
-// The worker has validated the document against the input schema, so a
-// refusal here means the two disagree.
-func decodeParameters(call native.Call, v interface{ operation() string }) error {
-	dec := json.NewDecoder(bytes.NewReader(call.Parameters))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil || dec.More() {
-		return refuse(toolerr.InvalidParameters, "the parameters do not match the input schema")
-	}
-	if v.operation() != call.Operation {
-		return refuse(toolerr.InvalidParameters, "the parameters name another operation")
-	}
-	return nil
-}
-
-// encodeResult encodes a result document and refuses one over the result
-// cap: the platform would refuse it too, but this says why.
-func encodeResult(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the result: %w", err)
-	}
-	if len(b) > MaxResultBytes {
-		return nil, refuse(toolerr.OutputLimitExceeded, "the result takes %d bytes; the limit is %d", len(b), MaxResultBytes)
-	}
-	return b, nil
-}
-
-// refuse returns a tool error with code c, not retryable, and a message
-// for the caller cut to guest.MaxMessageBytes of valid UTF-8. Messages
-// carry positions, counts and short reasons, never submitted values.
-func refuse(c toolerr.Code, format string, args ...any) *toolerr.Error {
-	e := toolerr.Raised(c, false)
-	e.Message = cut(fmt.Sprintf(format, args...), guest.MaxMessageBytes)
-	return e
 }
 
 // limit returns the retryable execution_limit error with a message.
 func limit(format string, args ...any) *toolerr.Error {
 	e := toolerr.New(toolerr.ExecutionLimit)
-	e.Message = cut(fmt.Sprintf(format, args...), guest.MaxMessageBytes)
+	e.Message = native.Clip(fmt.Sprintf(format, args...), guest.MaxMessageBytes)
 	return e
-}
-
-// cut returns s cut to at most n bytes, on a rune boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // checkHeader refuses a file that is not a PDF: one without the "%PDF-"
 // header in its first 1024 bytes, where readers look for it.
 func checkHeader(file []byte) error {
 	if len(file) > MaxFileBytes {
-		return refuse(toolerr.InvalidParameters, "file takes %d bytes; the limit is %d", len(file), MaxFileBytes)
+		return native.Refuse(toolerr.InvalidParameters, "file takes %d bytes; the limit is %d", len(file), MaxFileBytes)
 	}
 	if !bytes.Contains(file[:min(len(file), 1024)], []byte("%PDF-")) {
-		return refuse(toolerr.InvalidParameters, "file is not a PDF: no %%PDF- header in its first 1024 bytes")
+		return native.Refuse(toolerr.InvalidParameters, "file is not a PDF: no %%PDF- header in its first 1024 bytes")
 	}
 	return nil
 }

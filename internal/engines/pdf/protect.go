@@ -28,7 +28,7 @@ type protectInput struct {
 	AllowExtract  *bool  `json:"allow_extract,omitempty" default:"true" doc:"Whether a reader opening the document with the user password may copy text and graphics out of it."`
 }
 
-func (in *protectInput) operation() string { return in.Operation }
+func (in *protectInput) SelectedOperation() string { return in.Operation }
 
 // protectOutput is the result of pdf_protect.
 type protectOutput struct {
@@ -67,7 +67,7 @@ func protect(ctx *native.Context, call native.Call, in protectInput) (protectOut
 	if in.UserPassword == in.OwnerPassword {
 		// A reader given the user password would get owner access: the
 		// restrictions would mean nothing.
-		return protectOutput{}, refuse(toolerr.InvalidParameters, "owner_password must differ from user_password")
+		return protectOutput{}, native.Refuse(toolerr.InvalidParameters, "owner_password must differ from user_password")
 	}
 	src, err := sourceOf(call, in.File)
 	if err != nil {
@@ -85,7 +85,7 @@ func protect(ctx *native.Context, call native.Call, in protectInput) (protectOut
 	}
 	switch x.code {
 	case 0:
-		return protectOutput{}, refuse(toolerr.InvalidParameters, "file is already encrypted: remove its encryption first")
+		return protectOutput{}, native.Refuse(toolerr.InvalidParameters, "file is already encrypted: remove its encryption first")
 	case 2: // not encrypted, or not readable: --show-npages tells
 	default:
 		return protectOutput{}, unexpected(QPDF, x.code)
@@ -135,13 +135,13 @@ func protect(ctx *native.Context, call native.Call, in protectInput) (protectOut
 	// The result holds the file as base64 and a few small fields.
 	maxOut := int64(MaxResultBytes-128) / 4 * 3
 	out, err := j.read(outPath, maxOut, func(size int64) error {
-		return refuse(toolerr.OutputLimitExceeded, "the encrypted PDF takes %d bytes; a result holds at most %d as base64", size, maxOut)
+		return native.Refuse(toolerr.OutputLimitExceeded, "the encrypted PDF takes %d bytes; a result holds at most %d as base64", size, maxOut)
 	})
 	if err != nil {
 		return protectOutput{}, err
 	}
 	if !bytes.HasPrefix(out, []byte("%PDF-")) {
-		return protectOutput{}, refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
+		return protectOutput{}, native.Refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
 	}
 	return protectOutput{File: base64.StdEncoding.EncodeToString(out), SizeBytes: int64(len(out)), PageCount: pages, Repaired: repaired}, nil
 }
@@ -154,12 +154,12 @@ const protectedName = "file.pdf"
 func checkPDF(path string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, refuse(toolerr.ExecutionFailed, "qpdf wrote no file")
+		return 0, native.Refuse(toolerr.ExecutionFailed, "qpdf wrote no file")
 	}
 	defer f.Close()
 	head := make([]byte, 5)
 	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, []byte("%PDF-")) {
-		return 0, refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
+		return 0, native.Refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -185,14 +185,14 @@ func countPages(j *job) (pages int, warned bool, err error) {
 	}
 	n, err := strconv.Atoi(string(bytes.TrimSpace(x.stdout)))
 	if err != nil || n < 0 {
-		return 0, false, refuse(toolerr.ExecutionFailed, "qpdf printed no page count")
+		return 0, false, native.Refuse(toolerr.ExecutionFailed, "qpdf printed no page count")
 	}
 	return n, x.code == 3, nil
 }
 
 // unreadable returns the tool error of a file qpdf cannot read.
 func unreadable() error {
-	return refuse(toolerr.InvalidParameters, "file is not a readable PDF: it is damaged beyond repair or not a PDF")
+	return native.Refuse(toolerr.InvalidParameters, "file is not a readable PDF: it is damaged beyond repair or not a PDF")
 }
 
 // checkPassword refuses a password the input schema refuses: the schema
@@ -202,11 +202,11 @@ func unreadable() error {
 // elsewhere.
 func checkPassword(field, p string) error {
 	if len(p) < 1 || len(p) > MaxPasswordLength {
-		return refuse(toolerr.InvalidParameters, "%s must be 1 to %d characters", field, MaxPasswordLength)
+		return native.Refuse(toolerr.InvalidParameters, "%s must be 1 to %d characters", field, MaxPasswordLength)
 	}
 	for i := 0; i < len(p); i++ {
 		if p[i] < ' ' || p[i] > '~' {
-			return refuse(toolerr.InvalidParameters, "%s must be printable ASCII (space to ~)", field)
+			return native.Refuse(toolerr.InvalidParameters, "%s must be printable ASCII (space to ~)", field)
 		}
 	}
 	return nil

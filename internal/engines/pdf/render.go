@@ -45,7 +45,7 @@ type renderInput struct {
 	LastPage  *int   `json:"last_page,omitempty" minimum:"1" maximum:"1000000" doc:"The last page to render: at most 7 after first_page, and not past the document's last page. Default: the document's last page or first_page + 7, whichever comes first."`
 }
 
-func (in *renderInput) operation() string { return in.Operation }
+func (in *renderInput) SelectedOperation() string { return in.Operation }
 
 // renderOutput is the result of pdf_to_image.
 type renderOutput struct {
@@ -70,22 +70,22 @@ func render(ctx *native.Context, call native.Call, in renderInput) (renderOutput
 		dpi = *in.DPI
 	}
 	if dpi < MinDPI || dpi > MaxDPI {
-		return renderOutput{}, refuse(toolerr.InvalidParameters, "dpi must be %d to %d", MinDPI, MaxDPI)
+		return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "dpi must be %d to %d", MinDPI, MaxDPI)
 	}
 	first := 1
 	if in.FirstPage != nil {
 		first = *in.FirstPage
 	}
 	if first < 1 {
-		return renderOutput{}, refuse(toolerr.InvalidParameters, "first_page must be at least 1")
+		return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "first_page must be at least 1")
 	}
 	if in.LastPage != nil {
 		last := *in.LastPage
 		if last < first {
-			return renderOutput{}, refuse(toolerr.InvalidParameters, "last_page %d is before first_page %d", last, first)
+			return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "last_page %d is before first_page %d", last, first)
 		}
 		if n := last - first + 1; n > MaxPages {
-			return renderOutput{}, refuse(toolerr.InvalidParameters, "pages %d to %d are %d pages; an item renders at most %d", first, last, n, MaxPages)
+			return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "pages %d to %d are %d pages; an item renders at most %d", first, last, n, MaxPages)
 		}
 	}
 	if in.Password != "" {
@@ -118,22 +118,22 @@ func render(ctx *native.Context, call native.Call, in renderInput) (renderOutput
 			// qpdf opens a file encrypted with an owner password alone;
 			// one it cannot open may need a user password.
 			if x, xerr := j.run(QPDF, "--is-encrypted", j.input); xerr == nil && x.code == 0 {
-				return renderOutput{}, refuse(toolerr.InvalidParameters, "file is password-protected: pass its password (parameter password) to render it")
+				return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "file is password-protected: pass its password (parameter password) to render it")
 			}
 		}
 		return renderOutput{}, err
 	}
 	if count == 0 {
-		return renderOutput{}, refuse(toolerr.InvalidParameters, "file has no pages")
+		return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "file has no pages")
 	}
 	if first > count {
-		return renderOutput{}, refuse(toolerr.InvalidParameters, "first_page %d is past the document's last page, %d", first, count)
+		return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "first_page %d is past the document's last page, %d", first, count)
 	}
 	last := min(first+MaxPages-1, count)
 	if in.LastPage != nil {
 		last = *in.LastPage
 		if last > count {
-			return renderOutput{}, refuse(toolerr.InvalidParameters, "last_page %d is past the document's last page, %d", last, count)
+			return renderOutput{}, native.Refuse(toolerr.InvalidParameters, "last_page %d is past the document's last page, %d", last, count)
 		}
 	}
 
@@ -182,7 +182,7 @@ func decrypt(ctx *native.Context, j *job, password string) error {
 	}
 	switch x.code {
 	case 0: // a password is required, and this one is not it
-		return refuse(toolerr.InvalidParameters, "password does not open the file: it is neither its user password nor its owner password")
+		return native.Refuse(toolerr.InvalidParameters, "password does not open the file: it is neither its user password nor its owner password")
 	case 2: // not encrypted, or not readable
 		return nil
 	case 3: // encrypted, and the password opens it
@@ -226,7 +226,7 @@ func renderPage(j *job, dpi, p int, room int64, first int) (renderedPage, error)
 	case 1:
 		// pdftoppm could not open a file qpdf could read: damage that
 		// poppler does not repair.
-		return renderedPage{}, refuse(toolerr.InvalidParameters, "file is not a PDF that pdftoppm can read: it is damaged")
+		return renderedPage{}, native.Refuse(toolerr.InvalidParameters, "file is not a PDF that pdftoppm can read: it is damaged")
 	default:
 		return renderedPage{}, unexpected(PDFToPPM, x.code)
 	}
@@ -235,17 +235,17 @@ func renderPage(j *job, dpi, p int, room int64, first int) (renderedPage, error)
 	// refused as such, whatever its image takes.
 	cfg, err := pngConfig(j.path(name + ".png"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return renderedPage{}, refuse(toolerr.ExecutionFailed, "pdftoppm wrote no image of page %d", p)
+		return renderedPage{}, native.Refuse(toolerr.ExecutionFailed, "pdftoppm wrote no image of page %d", p)
 	}
 	if err != nil || cfg.Width < 1 || cfg.Height < 1 {
-		return renderedPage{}, refuse(toolerr.ExecutionFailed, "pdftoppm wrote an image of page %d that is not a PNG", p)
+		return renderedPage{}, native.Refuse(toolerr.ExecutionFailed, "pdftoppm wrote an image of page %d that is not a PNG", p)
 	}
 	if cfg.Width > MaxPixels || cfg.Height > MaxPixels {
 		if dpi > MinDPI {
-			return renderedPage{}, refuse(toolerr.InvalidParameters,
+			return renderedPage{}, native.Refuse(toolerr.InvalidParameters,
 				"page %d is larger than %d pixels on a side at %d dpi: use a lower dpi", p, MaxPixels, dpi)
 		}
-		return renderedPage{}, refuse(toolerr.InvalidParameters,
+		return renderedPage{}, native.Refuse(toolerr.InvalidParameters,
 			"page %d is larger than %d pixels on a side even at %d dpi", p, MaxPixels, dpi)
 	}
 	if j.outDir != "" {
@@ -271,9 +271,9 @@ func tooLarge(first, p, dpi int) error {
 	lower := dpi > MinDPI
 	if p == first {
 		if lower {
-			return refuse(toolerr.OutputLimitExceeded, "page %d at %d dpi does not fit the %d-byte result: use a lower dpi", p, dpi, MaxResultBytes)
+			return native.Refuse(toolerr.OutputLimitExceeded, "page %d at %d dpi does not fit the %d-byte result: use a lower dpi", p, dpi, MaxResultBytes)
 		}
-		return refuse(toolerr.OutputLimitExceeded, "page %d does not fit the %d-byte result even at %d dpi", p, MaxResultBytes, dpi)
+		return native.Refuse(toolerr.OutputLimitExceeded, "page %d does not fit the %d-byte result even at %d dpi", p, MaxResultBytes, dpi)
 	}
 	fit := fmt.Sprintf("pages %d to %d fit", first, p-1)
 	if p-1 == first {
@@ -283,7 +283,7 @@ func tooLarge(first, p, dpi int) error {
 	if lower {
 		advice += " or use a lower dpi"
 	}
-	return refuse(toolerr.OutputLimitExceeded, "pages %d to %d at %d dpi do not fit the %d-byte result: %s", first, p, dpi, MaxResultBytes, advice)
+	return native.Refuse(toolerr.OutputLimitExceeded, "pages %d to %d at %d dpi do not fit the %d-byte result: %s", first, p, dpi, MaxResultBytes, advice)
 }
 
 // pngConfig reads the signature and header of the PNG file at path.
