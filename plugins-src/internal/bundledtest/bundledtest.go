@@ -96,9 +96,6 @@ func checkConventions(t *testing.T, d *tooldef.Definition) {
 	}
 }
 
-// Definition returns the checked definition of the service code.
-func (tools *Tools) Definition(code string) *tooldef.Definition { return tools.defs[code] }
-
 // Run runs one item of service code as the platform does. params is the
 // parameters document. A parameters document the input schema refuses is a
 // *toolerr.Error (invalid_parameters, from the platform); a tool error is
