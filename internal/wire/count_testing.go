@@ -15,7 +15,7 @@ import (
 // docs/canonical-json.md, "Counting decodes"). The default build has the
 // empty hooks of count_default.go instead, which the compiler inlines away.
 
-// Call is one call of [Decode] (DecodeReader included) or of [Encode] /
+// Call is one call of [Decode] or of [Encode] /
 // [Append], recorded while counting.
 type Call struct {
 	// Encode tells an encode from a decode.

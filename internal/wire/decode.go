@@ -53,20 +53,6 @@ func tokenDecode(data []byte, lim Limits) (any, error) {
 	return v, nil
 }
 
-// DecodeReader reads at most lim.MaxBytes+1 bytes from r and decodes them
-// with [Decode]; a longer input is refused with [ErrTooLarge] without being
-// read further. Errors from r are returned as they are.
-func DecodeReader(r io.Reader, lim Limits) (any, error) {
-	if lim.MaxBytes > 0 {
-		r = io.LimitReader(r, int64(lim.MaxBytes)+1)
-	}
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	return Decode(data, lim)
-}
-
 type decoder struct {
 	data     []byte
 	dec      *jsontext.Decoder

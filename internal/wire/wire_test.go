@@ -153,38 +153,6 @@ func TestDecodeFailsFast(t *testing.T) {
 	}
 }
 
-func TestDecodeReader(t *testing.T) {
-	v, err := wire.DecodeReader(strings.NewReader(`{"a":[1]}`), wire.Limits{MaxBytes: 9})
-	if err != nil {
-		t.Fatalf("DecodeReader: %v", err)
-	}
-	if got, _ := wire.Encode(v, wire.Limits{}); string(got) != `{"a":[1]}` {
-		t.Errorf("got %s", got)
-	}
-	// The reader is not drained past the limit.
-	r := &countingReader{r: strings.NewReader(strings.Repeat(" ", 1<<20))}
-	if _, err := wire.DecodeReader(r, wire.Limits{MaxBytes: 100}); !errors.Is(err, wire.ErrTooLarge) {
-		t.Fatalf("DecodeReader(long) = %v, want ErrTooLarge", err)
-	}
-	if r.n > 4096 {
-		t.Errorf("read %d bytes of a body limited to 100", r.n)
-	}
-}
-
-type countingReader struct {
-	r interface{ Read([]byte) (int, error) }
-	n int
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	if len(p) > 512 {
-		p = p[:512]
-	}
-	n, err := c.r.Read(p)
-	c.n += n
-	return n, err
-}
-
 func TestDecodeShapes(t *testing.T) {
 	v, err := wire.Decode([]byte(`{"n":1.50,"s":"x","b":true,"z":null,"a":[1]}`), wire.Limits{})
 	if err != nil {
