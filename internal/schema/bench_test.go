@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/toolhost/toolhost/internal/schema"
@@ -59,7 +60,7 @@ func BenchmarkValidate(b *testing.B) {
 	}
 	holdings := make([]any, 50)
 	for i := range holdings {
-		holdings[i] = map[string]any{"asset_id": "asset-" + toolerr.IndexSegment(i), "quantity": 10, "price": 1.5}
+		holdings[i] = map[string]any{"asset_id": "asset-" + strconv.Itoa(i), "quantity": 10, "price": 1.5}
 	}
 	doc := map[string]any{"operation": "plan", "contribution": 500, "holdings": holdings}
 	b.ReportAllocs()

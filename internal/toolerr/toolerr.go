@@ -16,7 +16,6 @@ package toolerr
 import (
 	"errors"
 	"regexp"
-	"strconv"
 )
 
 // Code is a stable platform error code. Its string form is the wire value.
@@ -132,9 +131,6 @@ func NewIssue(code string, path ...string) Issue {
 	}
 	return Issue{Code: code, Path: out}
 }
-
-// IndexSegment is the path segment for array index i.
-func IndexSegment(i int) string { return strconv.Itoa(i) }
 
 // Error is the platform error. Its fields are safe to publish as they are.
 type Error struct {

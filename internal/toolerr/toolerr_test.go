@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestIssueSanitising(t *testing.T) {
 	}
 	deep := make([]string, 40)
 	for i := range deep {
-		deep[i] = toolerr.IndexSegment(i)
+		deep[i] = strconv.Itoa(i)
 	}
 	if got := toolerr.NewIssue("type", deep...).Path; len(got) != toolerr.MaxPathSegments || got[15] != "15" {
 		t.Errorf("deep path kept %d segments (%v), want the first 16", len(got), got)
@@ -74,7 +75,7 @@ func TestIssueSanitising(t *testing.T) {
 func TestIssueBounds(t *testing.T) {
 	issues := make([]toolerr.Issue, 40)
 	for i := range issues {
-		issues[i] = toolerr.NewIssue("required", toolerr.IndexSegment(i))
+		issues[i] = toolerr.NewIssue("required", strconv.Itoa(i))
 	}
 	e := toolerr.New(toolerr.InvalidParameters, issues...)
 	if len(e.Issues) != toolerr.MaxIssues || e.IssueCount != 40 {
