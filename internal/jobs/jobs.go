@@ -218,17 +218,6 @@ type Upload struct {
 	Content io.Reader
 }
 
-// Uploads returns the uploads as the sequence Submission.Files takes.
-func Uploads(uploads ...Upload) iter.Seq2[Upload, error] {
-	return func(yield func(Upload, error) bool) {
-		for _, u := range uploads {
-			if !yield(u, nil) {
-				return
-			}
-		}
-	}
-}
-
 // Reference makes an input from a file that already exists, instead of an
 // upload: either a result file of one of the owner's own jobs (Job and
 // File), or a media object (Media) the [MediaStore] lets the owner read.

@@ -315,14 +315,6 @@ func (b *eventBus) poll(ctx context.Context) {
 	}
 }
 
-// listenerPID is the listening connection's backend process id, 0 while
-// it is not connected (tests end it with pg_terminate_backend).
-func (b *eventBus) listenerPID() uint32 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.pid
-}
-
 // sender sends a Service's notes in the order they were added, from one
 // goroutine, so that publishing never waits for the database. A progress
 // note replaces the job's progress note still waiting (when nothing of
