@@ -203,13 +203,6 @@ func (c *cache) clear() {
 	clear(c.m)
 }
 
-// len is the number of entries, expired ones included.
-func (c *cache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}
-
 // clonePrincipal copies p, so that a caller changing its copy cannot
 // change the cache.
 func clonePrincipal(p *Principal) *Principal {

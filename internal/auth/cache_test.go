@@ -400,3 +400,10 @@ func TestRevokeToken(t *testing.T) {
 		}
 	})
 }
+
+// len is the number of entries, expired ones included.
+func (c *cache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}

@@ -249,16 +249,6 @@ func (j *v1Job) contains(pid int) bool {
 		mem.view(path.Join(mem.parent, j.rel)))
 }
 
-// freezerHierarchy returns the freezer hierarchy, nil without it.
-func (h *v1Host) freezerHierarchy() *v1Hierarchy {
-	for i := range h.hier {
-		if h.hier[i].name == cgroup1.Freezer {
-			return &h.hier[i]
-		}
-	}
-	return nil
-}
-
 // freezer returns the job's freezer directory, "" without the controller.
 func (j *v1Job) freezer() string {
 	for _, hy := range j.host.hier {

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/cgroups/v3/cgroup1"
 	"golang.org/x/sys/unix"
 
 	"github.com/toolhost/toolhost/internal/engine"
@@ -989,4 +990,14 @@ func TestConfig(t *testing.T) {
 	if err := s.Close(context.Background()); err != nil {
 		t.Error(err)
 	}
+}
+
+// freezerHierarchy returns the freezer hierarchy, nil without it.
+func (h *v1Host) freezerHierarchy() *v1Hierarchy {
+	for i := range h.hier {
+		if h.hier[i].name == cgroup1.Freezer {
+			return &h.hier[i]
+		}
+	}
+	return nil
 }

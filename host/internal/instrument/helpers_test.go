@@ -171,3 +171,7 @@ func newRuntimeNoEnv(t testing.TB) wazero.Runtime {
 	t.Cleanup(func() { rt.Close(ctx) })
 	return rt
 }
+
+// decode splits wasm into sections and decodes those the rewriter changes,
+// under the default structure limits.
+func decode(wasm []byte) (*module, error) { return decodeWith(wasm, Options{}.withDefaults()) }

@@ -135,12 +135,8 @@ func (m *module) numTables() uint32  { return m.importedTables + uint32(len(m.ta
 func (m *module) numMems() uint32    { return m.importedMems + uint32(len(m.mems)) }
 func (m *module) numGlobals() uint32 { return m.importedGlobals + uint32(len(m.globals)) }
 
-// decode splits wasm into sections and decodes those the rewriter changes,
-// under the default structure limits.
-func decode(wasm []byte) (*module, error) { return decodeWith(wasm, Options{}.withDefaults()) }
-
-// decodeWith is decode under the structure limits of opts, which has its
-// defaults set.
+// decodeWith splits wasm into sections and decodes those the rewriter
+// changes, under the structure limits of opts, which has its defaults set.
 func decodeWith(wasm []byte, opts Options) (*module, error) {
 	if len(wasm) < len(magic) || !bytes.Equal(wasm[:4], magic[:4]) {
 		return nil, fmt.Errorf("reading header: no WebAssembly magic number: %w", ErrMalformed)

@@ -296,21 +296,6 @@ func eachWord(text string, word func(start, end int)) {
 	}
 }
 
-// Words splits text into the words the identifier cases join, apostrophes
-// inside words dropped.
-func Words(text string) []string {
-	var words []string
-	eachWord(text, func(start, end int) {
-		words = append(words, strings.Map(func(r rune) rune {
-			if isApostrophe(r) {
-				return -1
-			}
-			return r
-		}, text[start:end]))
-	})
-	return words
-}
-
 // wordCase is how join writes each word.
 type wordCase uint8
 
