@@ -7,19 +7,15 @@
 package api
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/toolhost/toolhost/internal/contracts"
-	"github.com/toolhost/toolhost/internal/guard"
-	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/run"
-	"github.com/toolhost/toolhost/internal/store"
 )
 
 // The problem codes of the jobs routes that the run-request contract does
@@ -64,7 +60,12 @@ var problemStatus = map[string]int{
 	problemJobInternalError:               http.StatusInternalServerError,
 	problemLegacyNotFound:                 http.StatusNotFound,
 	ProblemCSRF:                           http.StatusForbidden,
+	problemMethodNotAllowed:               http.StatusMethodNotAllowed,
 }
+
+// problemMethodNotAllowed is the code of a known route asked with another
+// method, in both dialects (405, with Allow).
+const problemMethodNotAllowed = "method_not_allowed"
 
 // ProblemStatus is the HTTP status of an ADR-027 problem code; 500 for a
 // code this dialect does not know.
@@ -100,6 +101,20 @@ var refusalCodes = map[run.Code]string{
 	run.QuotaExceeded:        contracts.ProblemQuotaExceeded,
 	run.Concurrency:          contracts.ProblemConcurrencyExceeded,
 	run.Throttled:            contracts.ProblemThrottled,
+	run.InvalidRequest:       contracts.ProblemInvalidRequest,
+	run.UnsupportedMediaType: contracts.ProblemUnsupportedMediaType,
+	run.PayloadTooLarge:      contracts.ProblemPayloadTooLarge,
+	run.BodyTimeout:          contracts.ProblemBodyTimeout,
+	run.FileType:             contracts.ProblemFileType,
+	run.FileNotFound:         contracts.ProblemFileNotFound,
+	run.JobNotFound:          ProblemJobNotFound,
+	run.JobExpired:           ProblemJobExpired,
+	run.JobState:             ProblemJobState,
+	run.JobSignature:         ProblemJobSignature,
+	run.JobsUnavailable:      ProblemJobsUnavailable,
+	run.StorageFull:          ProblemJobStorageFull,
+	run.LegacyNotFound:       problemLegacyNotFound,
+	run.MethodNotAllowed:     problemMethodNotAllowed,
 }
 
 // setRefusalHeaders sets the headers every dialect sends with a refusal:
@@ -132,15 +147,27 @@ func retryAfter(d time.Duration) string {
 }
 
 // toolsRefusal answers err in the ADR-027 dialect: a *run.Refusal as its
-// problem, the client's departure with nothing, anything else as a logged
-// 500.
+// problem (the body's own refusal first, when the reading of a form failed
+// and caused err), the client's departure with nothing, anything else as
+// a logged 500.
 func (s *Server) toolsRefusal(c *gin.Context, err error) {
 	r, ok := run.AsRefusal(err)
-	if !ok {
-		s.jobsProblem(c, err)
+	if fr := s.formRefusal(c); fr != nil {
+		r, ok = fr, true
+	}
+	switch {
+	case !ok && c.Request.Context().Err() != nil:
+		c.Abort() // the client is gone
+		return
+	case !ok:
+		s.cfg.Logger.Error("tools route failed", "route", c.FullPath(), "request_id", RequestID(c), "err", err)
+		toolsProblem(c, problemJobInternalError, "The server failed to handle the request.")
 		return
 	}
 	setRefusalHeaders(c, r)
+	if len(r.Allow) > 0 {
+		c.Header("Allow", strings.Join(r.Allow, ", "))
+	}
 	code := refusalCodes[r.Code]
 	p := Problem{Status: ProblemStatus(code), Code: code, Detail: r.Detail, Issues: r.Issues, IssueCount: r.IssueCount}
 	if r.Retryable() {
@@ -149,70 +176,8 @@ func (s *Server) toolsRefusal(c *gin.Context, err error) {
 	writeProblem(c, p)
 }
 
-// jobsProblem is the one place that maps the errors of the jobs subsystem,
-// and of the bodies the jobs routes read, to problem documents.
-func (s *Server) jobsProblem(c *gin.Context, err error) {
-	var fe *jobs.FileError
-	var mbe *http.MaxBytesError
-	if _, ok := run.AsRefusal(err); ok {
-		s.toolsRefusal(c, err)
-		return
-	}
-	switch {
-	case c.Request.Context().Err() != nil:
-		c.Abort() // the client is gone
-	case errors.Is(err, jobs.ErrStorageFull):
-		// Nothing of the request was kept; the jobs subsystem logged the
-		// folder, which is the operator's business, not the caller's.
-		writeProblem(c, Problem{Status: ProblemStatus(ProblemJobStorageFull), Code: ProblemJobStorageFull,
-			Detail: "The server has no room to store the job now; nothing was kept. Retry later.", Retryable: new(true)})
-	case errors.Is(err, store.ErrBusy):
-		// The database was locked past the request's budget (another
-		// process, say); the jobs subsystem changed nothing.
-		c.Header("Retry-After", "1")
-		writeProblem(c, Problem{Status: ProblemStatus(contracts.ProblemStoreBusy), Code: contracts.ProblemStoreBusy,
-			Detail: "The job store is busy; nothing was changed. Retry after the Retry-After.", Retryable: new(true)})
-	case errors.As(err, &mbe):
-		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(mbe.Limit))
-	case errors.Is(err, errUnexpectedPart):
-		toolsProblem(c, contracts.ProblemFileType, "A file part names no file input of the tool.")
-	case errors.Is(err, errMultipart):
-		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
-	case errors.As(err, &fe):
-		switch {
-		case errors.Is(fe.Err, jobs.ErrTooLarge):
-			toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The file %q is over the tool's limit of %d bytes.", fe.Name, fe.LimitBytes))
-		case errors.Is(fe.Err, jobs.ErrFileType):
-			toolsProblem(c, contracts.ProblemFileType, fmt.Sprintf("The file %q is %s, which the tool does not take.", fe.Name, fe.MediaType))
-		case errors.Is(fe.Err, jobs.ErrReference), errors.Is(fe.Err, jobs.ErrExpired), errors.Is(fe.Err, jobs.ErrNoMediaStore):
-			toolsProblem(c, contracts.ProblemFileNotFound, fmt.Sprintf("The file %q references nothing the caller may read.", fe.Name))
-		default:
-			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The file %q cannot be taken.", fe.Name))
-		}
-	case errors.Is(err, jobs.ErrNotFound):
-		toolsProblem(c, ProblemJobNotFound, "No such job or file.")
-	case errors.Is(err, jobs.ErrExpired):
-		toolsProblem(c, ProblemJobExpired, "The file or the link has expired.")
-	case errors.Is(err, jobs.ErrState):
-		toolsProblem(c, ProblemJobState, "The job's state does not allow this.")
-	case errors.Is(err, jobs.ErrSignature):
-		toolsProblem(c, ProblemJobSignature, "The signed link is not valid.")
-	case errors.Is(err, jobs.ErrUnknownType):
-		toolsProblem(c, contracts.ProblemToolNotFound, "No tool runs jobs of this type.")
-	case errors.Is(err, jobs.ErrInvalid):
-		toolsProblem(c, contracts.ProblemInvalidRequest, "The job submission is not valid.")
-	case errors.Is(err, jobs.ErrClosed):
-		c.Header("Retry-After", "1")
-		writeProblem(c, Problem{Status: ProblemStatus(contracts.ProblemServerUnavailable), Code: contracts.ProblemServerUnavailable,
-			Detail: "The server is stopping; retry later.", Retryable: new(true)})
-	default:
-		s.cfg.Logger.Error("tools route failed", "route", c.FullPath(), "request_id", RequestID(c), "err", err)
-		toolsProblem(c, problemJobInternalError, "The server failed to handle the request.")
-	}
-}
-
 // setLimits sets the rate-limit fields of the quotas a decision consulted.
-func setLimits(c *gin.Context, l guard.RateLimits) {
+func setLimits(c *gin.Context, l run.RateLimits) {
 	h := c.Writer.Header()
 	for _, v := range l.Policy {
 		h.Add("RateLimit-Policy", v)

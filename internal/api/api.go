@@ -6,7 +6,6 @@
 package api
 
 import (
-	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/guard"
-	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
@@ -63,17 +61,10 @@ type Config struct {
 	// found and those whose load has ended (registry.Registry.FirstScan),
 	// for /readyz's "starting" answer; nil leaves the counts out.
 	FirstScan func() (found, ended int)
-	// Jobs is the jobs subsystem of the jobs routes and of job tools'
-	// runs; nil refuses them as unavailable.
-	Jobs *jobs.Service
 	// Checks are the engines /readyz asks at each probe (the store,
 	// Redis): while one fails, it answers 503 "unavailable" and names it
 	// (ReadyCheck).
-	Checks []ReadyCheck
-	// OwnerKey is the HMAC key that turns an anonymous caller's address
-	// into the owner of its jobs; nil makes a random one, and anonymous
-	// callers then lose their jobs with the process.
-	OwnerKey     []byte
+	Checks       []ReadyCheck
 	Capabilities Capabilities
 	// RuntimeID is the opaque identifier of this process in diagnostics.
 	RuntimeID string
@@ -121,15 +112,11 @@ type Server struct {
 	// event streams end, so that the listener's shutdown is not held up.
 	drained   chan struct{}
 	drainOnce sync.Once
-	// ownerKey is Config.OwnerKey or a random key.
-	ownerKey []byte
 	// guard is the application layer's guard, or a default one.
 	guard *guard.Guard
 	// platform is the application layer's platform policy, or the
 	// default one.
 	platform policy.Platform
-	// forms bounds the multipart bodies read at once (read.go).
-	forms formGate
 }
 
 // New returns a Server. gin runs in release mode: the server logs through
@@ -139,13 +126,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{cfg: cfg, engine: gin.New(), drained: make(chan struct{}), ownerKey: cfg.OwnerKey}
-	if s.ownerKey == nil {
-		s.ownerKey = make([]byte, 32)
-		if _, err := rand.Read(s.ownerKey); err != nil {
-			panic(fmt.Sprintf("api: no randomness: %v", err))
-		}
-	}
+	s := &Server{cfg: cfg, engine: gin.New(), drained: make(chan struct{})}
 	if s.cfg.Deprecation == "" {
 		s.cfg.Deprecation = "true"
 	}
@@ -236,8 +217,8 @@ func (s *Server) ready(c *gin.Context) {
 	}
 	// A full data folder: jobs are refused (507) and wait; the check
 	// names the folder (docs/jobs.md).
-	if s.cfg.Jobs != nil {
-		if st := s.cfg.Jobs.Storage(); st.Full {
+	if s.cfg.Run != nil {
+		if st := s.cfg.Run.JobsStorage(); st.Full {
 			checks["storage"] = st
 			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "storage_full", "checks": checks})
 			return

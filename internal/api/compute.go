@@ -13,7 +13,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/run"
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -65,37 +64,22 @@ func (s *Server) compute(c *gin.Context) {
 		writeProblem(c, *perr)
 		return
 	}
-	o := origin(c)
-	// The items are checked and the whole batch is admitted (or refused)
-	// before anything runs, in one snapshot.
-	snap := s.cfg.Run.Snapshot()
-	prepared := s.cfg.Run.PrepareBatch(snap, items)
-	if err := run.BatchLoading(snap, prepared); err != nil {
-		s.seedRefusal(c, err)
-		return
-	}
-	ad, err := s.cfg.Run.AdmitBatch(c.Request.Context(), o, snap, prepared)
+	ans, err := s.cfg.Run.Compute(c.Request.Context(), origin(c), requestID, items, start)
 	if err != nil {
+		if r, ok := run.AsRefusal(err); ok {
+			setLimits(c, r.Limits)
+		}
 		s.seedRefusal(c, err)
 		return
 	}
-	defer ad.Release()
-	setLimits(c, ad.Limits)
-	// The seed-000 contract's per-principal batch limits apply to this
-	// route alone; the request's context also ends when the client goes
-	// away, which cancels the batch.
-	res, err := s.cfg.Run.Batch(c.Request.Context(), run.Origin{Caller: o.Caller, RequestID: requestID}, o.Caller.Key, prepared, start)
-	if err != nil {
-		s.seedRefusal(c, err)
-		return
-	}
-	writeBatch(c, res)
+	setLimits(c, ans.Limits)
+	writeBatch(c, ans.Result)
 }
 
 // writeBatch answers a batch with its result, encoded by hand
 // (executor.BatchResult.AppendJSON: writeJSON's bytes) into a pooled
 // buffer, as writeJSON pools its own.
-func writeBatch(c *gin.Context, res *executor.BatchResult) {
+func writeBatch(c *gin.Context, res *run.BatchResult) {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledJSON {

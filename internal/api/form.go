@@ -1,6 +1,6 @@
 // Bounded request bodies: multipart forms read in phases with byte limits
-// and a minimum data rate, the per-class gate on forms read at once, and
-// the tools routes' JSON body reader (docs/http.md, "Bounded requests").
+// and a minimum data rate (docs/http.md, "Bounded requests"); the gate on
+// forms read at once is the application layer's (run.Body).
 
 package api
 
@@ -13,13 +13,10 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toolhost/toolhost/internal/contracts"
-	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/run"
 )
 
@@ -48,7 +45,17 @@ const (
 	deadlineStep = 100 * time.Millisecond
 )
 
-// formBodyKey is where openForm leaves the request's *formBody.
+var (
+	// errBodyTimeout is returned by a formBody when its data stopped
+	// arriving at the minimum rate, or its part's or its own deadline
+	// passed.
+	errBodyTimeout = errors.New("api: the request body did not arrive in time")
+	// errBodyTooLarge is returned by a formBody when a phase of the body
+	// is over its byte limit.
+	errBodyTooLarge = errors.New("api: a part of the request body is over its limit")
+)
+
+// formBodyKey is where readMultipartHead leaves the request's *formBody.
 const formBodyKey = "toolhost.form"
 
 // formBody is the body of a multipart request as the API reads it,
@@ -173,29 +180,27 @@ func (e *bodyLimitError) Error() string {
 
 func (e *bodyLimitError) Unwrap() error { return errBodyTooLarge }
 
-// formRefused writes the refusal of a body whose reading failed in the
-// formBody of c — 408 for a body that did not arrive in time, 413 for a
-// part over its limit — and reports whether it did. It answers even when
-// the request's context has ended: a read deadline ends it, and the
-// client is still there to read the 408.
-func (s *Server) formRefused(c *gin.Context) bool {
+// formRefusal is the refusal of a body whose reading failed in the
+// formBody of c — BodyTimeout for a body that did not arrive in time,
+// PayloadTooLarge for a part over its limit — and nil when it did not.
+// It is the answer even when the request's context has ended: a read
+// deadline ends it, and the client is still there to read the 408.
+func (s *Server) formRefusal(c *gin.Context) *run.Refusal {
 	v, _ := c.Get(formBodyKey)
 	b, _ := v.(*formBody)
 	if b == nil || b.err == nil {
-		return false
+		return nil
 	}
 	var le *bodyLimitError
 	switch {
 	case errors.Is(b.err, errBodyTimeout):
-		toolsProblem(c, contracts.ProblemBodyTimeout, fmt.Sprintf(
+		return bodyRefusal(run.BodyTimeout, fmt.Sprintf(
 			"The body did not arrive in time: each part gets %d ms, then must keep arriving at %d bytes per second.",
 			b.grace.Milliseconds(), MinUploadBytesPerSecond))
 	case errors.As(b.err, &le):
-		toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("A part of the body, with its headers, is over %d bytes.", le.Limit))
-	default:
-		return false
+		return bodyRefusal(run.PayloadTooLarge, fmt.Sprintf("A part of the body, with its headers, is over %d bytes.", le.Limit))
 	}
-	return true
+	return nil
 }
 
 // formLimits are the bounds of a multipart body's leading fields.
@@ -209,118 +214,6 @@ type formLimits struct {
 	fieldBytes, totalBytes int64
 }
 
-// formGate bounds the multipart bodies the API reads at once, so that the
-// memory callers can make it hold for their forms is counted against
-// their quota class and tier: at most the class's concurrency per caller
-// (MaxPendingItemsPerPrincipal where the class sets none) and per tier,
-// and 4 × MaxPendingItemsPerProcess in the process, each holding at most
-// the per-request bound. It is enforced in every guard mode: it protects
-// the process, it is not a quota being rolled out. The zero value is
-// ready; it is safe for concurrent use.
-type formGate struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// acquire takes one slot under each key within its limit (a limit ≤ 0 is
-// none), all or nothing. The release is idempotent.
-func (g *formGate) acquire(keys []string, limits []int) (func(), bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for i, k := range keys {
-		if limits[i] > 0 && g.n[k] >= limits[i] {
-			return func() {}, false
-		}
-	}
-	if g.n == nil {
-		g.n = map[string]int{}
-	}
-	for _, k := range keys {
-		g.n[k]++
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			for _, k := range keys {
-				if g.n[k]--; g.n[k] <= 0 {
-					delete(g.n, k)
-				}
-			}
-		})
-	}, true
-}
-
-// openForm starts reading the multipart body of c for a run of the quota
-// class: it takes a slot of the form gate first (a full gate is 429 with
-// Retry-After, before a byte of the body is read), then reads the leading
-// fields within lim. The release (never nil, idempotent) returns the slot
-// and bounds the server's discard of what is left of the body; call it
-// once the body has been read. On a refusal it writes the problem.
-func (s *Server) openForm(c *gin.Context, class string, lim formLimits) (*multipartBody, func(), bool) {
-	caller := origin(c).Caller
-	a, column := s.guard.Allowance(class, caller)
-	perCaller := a.ConcurrentPerCaller
-	if perCaller <= 0 {
-		perCaller = s.platform.MaxPendingItemsPerPrincipal
-	}
-	gateRelease, ok := s.forms.acquire(
-		[]string{"process", "tier\x00" + class + "\x00" + column, "caller\x00" + class + "\x00" + column + "\x00" + caller.Key},
-		[]int{4 * s.platform.MaxPendingItemsPerProcess, a.ConcurrentPerTier, perCaller})
-	if !ok {
-		if s.cfg.Metrics != nil {
-			s.cfg.Metrics.CountRefusal("upload_concurrency")
-		}
-		s.toolsRefusal(c, &run.Refusal{Code: run.Concurrency, RetryAfter: time.Second,
-			Detail: "Too many uploads of this caller, or of its tier, are being read at once; retry after the Retry-After."})
-		return nil, func() {}, false
-	}
-	b := s.newFormBody(c)
-	c.Request.Body = b
-	c.Set(formBodyKey, b)
-	release := func() {
-		b.done()
-		gateRelease()
-	}
-	mp, ok := s.readMultipartHead(c, b, lim)
-	if !ok {
-		release()
-		return nil, func() {}, false
-	}
-	mp.done = release
-	return mp, release, true
-}
-
-// readToolsBody is readBody in the tools routes' dialect: 413
-// tools.run.payload_too_large past the platform's cap, 408
-// tools.run.body_timeout when the body does not arrive within the ingress
-// budget, 400 tools.run.invalid_request when it cannot be read.
-func (s *Server) readToolsBody(c *gin.Context) ([]byte, bool) {
-	if ingress := s.platform.IngressTimeoutMS; ingress > 0 {
-		_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(time.Duration(ingress) * time.Millisecond))
-	}
-	limit := s.platform.MaxRequestBodyBytes
-	if c.Request.ContentLength > limit {
-		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
-		return nil, false
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		toolsProblem(c, contracts.ProblemPayloadTooLarge, tooLarge(limit))
-		return nil, false
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		toolsProblem(c, contracts.ProblemBodyTimeout, "The request body did not arrive within the ingress budget.")
-		return nil, false
-	case err != nil:
-		toolsProblem(c, contracts.ProblemInvalidRequest, "The request body could not be read.")
-		return nil, false
-	}
-	return body, true
-}
-
 // multipartBody is a multipart body whose leading fields have been read;
 // its file parts follow, the first of them (if any) in next.
 type multipartBody struct {
@@ -331,23 +224,23 @@ type multipartBody struct {
 	// eof is set once the body's last part has been read: there are no
 	// file parts to ask the reader for.
 	eof bool
-	// done ends the reading of the body (openForm's release).
-	done func()
 }
 
-// readMultipartHead reads the leading fields of the multipart body b of c
+// readMultipartHead reads the leading fields of the multipart body of c
 // within lim — parts named in lim.names (without names, every part that
 // is not a file), at most lim.maxFields of them, each at most
 // lim.fieldBytes and all together at most lim.totalBytes — up to its
-// first other part, which stays unread for uploads. The fields are read as
-// one phase of b: their bytes, headers included, are bounded before they
-// are buffered, and they must arrive at the minimum rate. On a refusal it
-// writes the problem.
-func (s *Server) readMultipartHead(c *gin.Context, b *formBody, lim formLimits) (*multipartBody, bool) {
+// first other part, which stays unread for uploads. The body is read
+// through a formBody: the fields are one phase of it, their bytes,
+// headers included, bounded before they are buffered, and they must
+// arrive at the minimum rate. A refusal is a *run.Refusal.
+func (s *Server) readMultipartHead(c *gin.Context, lim formLimits) (*multipartBody, error) {
+	b := s.newFormBody(c)
+	c.Request.Body = b
+	c.Set(formBodyKey, b)
 	r, err := c.Request.MultipartReader()
 	if err != nil {
-		toolsProblem(c, contracts.ProblemInvalidRequest, "The multipart body is malformed.")
-		return nil, false
+		return nil, bodyRefusal(run.InvalidRequest, "The multipart body is malformed.")
 	}
 	mp := &multipartBody{reader: r, body: b, fields: map[string][]byte{}}
 	b.phase(lim.totalBytes + partSlackBytes)
@@ -356,59 +249,58 @@ func (s *Server) readMultipartHead(c *gin.Context, b *formBody, lim formLimits) 
 		p, err := r.NextPart()
 		if err == io.EOF {
 			mp.eof = true
-			return mp, true
+			return mp, nil
 		}
 		if err != nil {
-			s.multipartProblem(c, err)
-			return nil, false
+			return nil, s.multipartRefusal(c, err)
 		}
 		name := p.FormName()
 		if (lim.names != nil && !slices.Contains(lim.names, name)) || p.FileName() != "" {
 			mp.next = p
-			return mp, true
+			return mp, nil
 		}
 		if _, dup := mp.fields[name]; dup {
-			toolsProblem(c, contracts.ProblemInvalidRequest, fmt.Sprintf("The part %q is repeated.", name))
-			return nil, false
+			return nil, bodyRefusal(run.InvalidRequest, fmt.Sprintf("The part %q is repeated.", name))
 		}
 		if len(mp.fields) >= lim.maxFields {
-			toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The body has more than %d fields before its files.", lim.maxFields))
-			return nil, false
+			return nil, bodyRefusal(run.PayloadTooLarge, fmt.Sprintf("The body has more than %d fields before its files.", lim.maxFields))
 		}
 		limit := min(lim.fieldBytes, lim.totalBytes-total)
 		v, err := io.ReadAll(io.LimitReader(p, limit+1))
 		if err != nil {
-			s.multipartProblem(c, err)
-			return nil, false
+			return nil, s.multipartRefusal(c, err)
 		}
 		if int64(len(v)) > limit {
 			if limit < lim.fieldBytes {
-				toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The fields are over %d bytes together.", lim.totalBytes))
-			} else {
-				toolsProblem(c, contracts.ProblemPayloadTooLarge, fmt.Sprintf("The field %q is over %d bytes.", name, lim.fieldBytes))
+				return nil, bodyRefusal(run.PayloadTooLarge, fmt.Sprintf("The fields are over %d bytes together.", lim.totalBytes))
 			}
-			return nil, false
+			return nil, bodyRefusal(run.PayloadTooLarge, fmt.Sprintf("The field %q is over %d bytes.", name, lim.fieldBytes))
 		}
 		total += int64(len(v))
 		mp.fields[name] = v
 	}
 }
 
-// multipartProblem writes the refusal of a multipart body that could not
-// be read: the body's own refusal (408, 413), else a malformed body.
-func (s *Server) multipartProblem(c *gin.Context, err error) {
-	if !s.formRefused(c) {
-		s.jobsProblem(c, fmt.Errorf("%w: %w", errMultipart, err))
+// multipartRefusal is the refusal of a multipart body that could not be
+// read: the body's own refusal (408, 413), else a malformed body.
+func (s *Server) multipartRefusal(c *gin.Context, err error) *run.Refusal {
+	if r := s.formRefusal(c); r != nil {
+		return r
 	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return bodyRefusal(run.PayloadTooLarge, tooLarge(mbe.Limit))
+	}
+	return bodyRefusal(run.InvalidRequest, "The multipart body is malformed.")
 }
 
 // uploads returns the file parts as the jobs subsystem reads them, one
 // after the other as they stream in, each a phase of the body of at most
 // maxBytes (the largest of the tool's file inputs) and its slack; a part
-// that names no file input of the tool ends the sequence with
-// errUnexpectedPart.
-func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[jobs.Upload, error] {
-	return func(yield func(jobs.Upload, error) bool) {
+// that names no file input of the tool ends the sequence with a FileType
+// refusal, a malformed part with an InvalidRequest one.
+func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[run.Upload, error] {
+	return func(yield func(run.Upload, error) bool) {
 		p := b.next
 		b.next = nil
 		if p == nil && b.eof {
@@ -423,7 +315,7 @@ func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[jobs.U
 					return
 				}
 				if err != nil {
-					yield(jobs.Upload{}, fmt.Errorf("%w: %w", errMultipart, err))
+					yield(run.Upload{}, bodyRefusal(run.InvalidRequest, "The multipart body is malformed."))
 					return
 				}
 			} else {
@@ -432,10 +324,10 @@ func (b *multipartBody) uploads(names []string, maxBytes int64) iter.Seq2[jobs.U
 				b.body.phase(maxBytes + partSlackBytes)
 			}
 			if !slices.Contains(names, p.FormName()) {
-				yield(jobs.Upload{}, fmt.Errorf("%w: %q", errUnexpectedPart, p.FormName()))
+				yield(run.Upload{}, bodyRefusal(run.FileType, "A file part names no file input of the tool."))
 				return
 			}
-			if !yield(jobs.Upload{Name: p.FormName(), Content: p}, nil) {
+			if !yield(run.Upload{Name: p.FormName(), Content: p}, nil) {
 				return
 			}
 			p = nil

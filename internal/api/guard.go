@@ -1,14 +1,11 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/toolhost/toolhost/internal/guard"
-	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/run"
 )
 
@@ -120,40 +117,4 @@ func presented(r *http.Request) guard.Presented {
 			}
 			return ck.Value
 		}}
-}
-
-// admit admits a run of svc with input for the request's caller, setting
-// the decision's rate-limit fields on the answer; on a refusal it writes
-// the problem and reports false. The admission is released when the run
-// ends.
-func (s *Server) admit(c *gin.Context, svc *registry.Service, input map[string]any) (*run.Admission, bool) {
-	return s.admitted(c, s.cfg.Run.Admit, svc, input)
-}
-
-// admitJob is admit for a job of svc: the concurrency slots it takes are
-// the job's (run.App.AdmitJob), handed to it at submission (submit) and
-// released where it ends, on whichever replica; the admission is
-// released only when no job was made.
-func (s *Server) admitJob(c *gin.Context, svc *registry.Service, input map[string]any) (*run.Admission, bool) {
-	return s.admitted(c, s.cfg.Run.AdmitJob, svc, input)
-}
-
-// admitted asks admit (run.App.Admit or AdmitJob) and answers its
-// decision: the rate-limit fields on the answer, or the refusal.
-func (s *Server) admitted(c *gin.Context, admit func(context.Context, run.Origin, *registry.Service, map[string]any) (*run.Admission, error),
-	svc *registry.Service, input map[string]any) (*run.Admission, bool) {
-	ad, err := admit(c.Request.Context(), origin(c), svc, input)
-	if err != nil {
-		s.toolsRefusal(c, err)
-		return nil, false
-	}
-	setLimits(c, ad.Limits)
-	return ad, true
-}
-
-// isAnonymousKey reports whether a caller key is an anonymous caller's,
-// which holds its address: the guard's "ip:" keys and the older
-// "anonymous:" form.
-func isAnonymousKey(key string) bool {
-	return strings.HasPrefix(key, "ip:") || strings.HasPrefix(key, anonymousPrefix)
 }

@@ -12,15 +12,9 @@ import (
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/schema"
-	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wire"
 )
-
-// issueMismatch is the issue code of a version_mismatch: its path names
-// the stale pin (contract_version, implementation_version or
-// schema_fingerprint).
-const issueMismatch = "mismatch"
 
 // fieldOperation is the parameters member that selects the operation.
 const fieldOperation = "operation"
@@ -53,7 +47,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	if terr != nil {
 		return fail(terr)
 	}
-	if terr := pins(svc.Definition, it); terr != nil {
+	if terr := svc.Definition.CheckPins(it.ContractVersion, it.ImplementationVersion, it.SchemaFingerprint); terr != nil {
 		return fail(terr)
 	}
 	eff, terr := e.operation(svc, it)
@@ -220,25 +214,6 @@ func lookup(snap *registry.Snapshot, code string) (*registry.Service, *toolerr.E
 		return nil, toolerr.New(toolerr.ToolUnavailable)
 	}
 	return svc, nil
-}
-
-// pins compares an item's pins with the live definition; a stale pin is a
-// version_mismatch with one issue per stale field.
-func pins(d *tooldef.Definition, it Item) *toolerr.Error {
-	var issues []toolerr.Issue
-	if it.ContractVersion != d.ContractVersion {
-		issues = append(issues, toolerr.NewIssue(issueMismatch, "contract_version"))
-	}
-	if it.ImplementationVersion != d.ImplementationVersion {
-		issues = append(issues, toolerr.NewIssue(issueMismatch, "implementation_version"))
-	}
-	if it.SchemaFingerprint != d.Fingerprint {
-		issues = append(issues, toolerr.NewIssue(issueMismatch, "schema_fingerprint"))
-	}
-	if len(issues) > 0 {
-		return toolerr.New(toolerr.VersionMismatch, issues...)
-	}
-	return nil
 }
 
 // operation returns the effective policy of an item's operation:

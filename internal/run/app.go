@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
@@ -59,6 +61,10 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Logger receives what operators need; nil discards it.
 	Logger *slog.Logger
+	// OwnerKey is the HMAC key that turns an anonymous caller's address
+	// into the owner of its jobs; nil makes a random one, and anonymous
+	// callers then lose their jobs with the process.
+	OwnerKey []byte
 }
 
 // App is the application layer of one process. Create it with New; it is
@@ -70,6 +76,13 @@ type App struct {
 	rules *rules // the abuse rules' counts (rules.go)
 	// sessions bounds the sessions issued per address (session.go).
 	sessions *guard.MemoryLimiter
+	// jobs is the jobs subsystem of the job use cases (UseJobs); nil
+	// refuses them.
+	jobs *jobs.Service
+	// ownerKey is Config.OwnerKey or a random key (owner).
+	ownerKey []byte
+	// uploads bounds the upload forms read at once (body.go).
+	uploads uploadGate
 }
 
 // New returns an App for cfg.
@@ -83,6 +96,12 @@ func New(cfg Config) (*App, error) {
 	a := &App{cfg: cfg, guard: cfg.Guard, log: cfg.Logger, rules: newRules(), sessions: guard.NewMemoryLimiter()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.ownerKey = cfg.OwnerKey; a.ownerKey == nil {
+		a.ownerKey = make([]byte, 32)
+		if _, err := rand.Read(a.ownerKey); err != nil {
+			return nil, fmt.Errorf("run: no randomness for the owner key: %w", err)
+		}
 	}
 	if a.guard == nil {
 		g, err := guard.New(guard.Config{})

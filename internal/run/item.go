@@ -231,7 +231,7 @@ func (a *App) PrepareBatch(snap *registry.Snapshot, in []BatchItem) []executor.I
 				it.Refusal = toolerr.New(toolerr.ToolUnavailable, svc.Unavailable.Issues...)
 			}
 		default:
-			if terr := stalePins(svc, it); terr != nil {
+			if terr := svc.Definition.CheckPins(it.ContractVersion, it.ImplementationVersion, it.SchemaFingerprint); terr != nil {
 				it.Refusal = terr
 			} else if terr := a.check(svc, bi.Parameters, &it); terr != nil {
 				it.Refusal = terr
@@ -250,26 +250,6 @@ const issuePageOnly = "page_only"
 // reason (a registration failure's code, page_only) as its one issue.
 func unavailable(reason string) *toolerr.Error {
 	return toolerr.New(toolerr.ToolUnavailable, toolerr.NewIssue(reason))
-}
-
-// stalePins is the version_mismatch of an item whose pins are not svc's
-// live definition, one issue per stale pin; nil when they are current.
-func stalePins(svc *registry.Service, it executor.Item) *toolerr.Error {
-	d := svc.Definition
-	var issues []toolerr.Issue
-	if it.ContractVersion != d.ContractVersion {
-		issues = append(issues, toolerr.NewIssue("mismatch", "contract_version"))
-	}
-	if it.ImplementationVersion != d.ImplementationVersion {
-		issues = append(issues, toolerr.NewIssue("mismatch", "implementation_version"))
-	}
-	if it.SchemaFingerprint != d.Fingerprint {
-		issues = append(issues, toolerr.NewIssue("mismatch", "schema_fingerprint"))
-	}
-	if len(issues) > 0 {
-		return toolerr.New(toolerr.VersionMismatch, issues...)
-	}
-	return nil
 }
 
 // Batch runs a seed-000 compute batch of items (PrepareBatch) for o under
@@ -344,27 +324,21 @@ func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 }
 
 // Local runs one item of the tool code with params for the command line
-// (`toolhost run`), through the same item path as every run: the live
-// definition pinned, the parameters checked once, the executor. Its
-// outcome is in the platform's codes, as a compute item's: unknown_tool
-// for a code no tool has, invalid_parameters or input_limit_exceeded for
-// parameters the tool would refuse. The command line is not a caller of
-// the guard: nothing is admitted or counted against a quota.
+// (`toolhost run`), through the same item path as a compute item: the
+// live definition's pins, the checks PrepareBatch makes (so a page-only
+// tool is tool_unavailable with its page_only issue, as on every
+// surface), the parameters checked once, the executor. Its outcome is in
+// the platform's codes, as a compute item's: unknown_tool for a code no
+// tool has, invalid_parameters or input_limit_exceeded for parameters the
+// tool would refuse. The command line is not a caller of the guard:
+// nothing is admitted or counted against a quota.
 func (a *App) Local(ctx context.Context, code string, params any) (*executor.ItemResult, error) {
-	fail := func(e *toolerr.Error) *executor.ItemResult {
-		return &executor.ItemResult{CorrelationID: "cli", ToolCode: code, Status: executor.StatusError, Error: e}
-	}
 	snap := a.cfg.Snapshot()
-	svc, ok := snap.Service(code)
-	if !ok {
-		if f, quarantined := snap.Quarantined(code); quarantined {
-			return fail(unavailable(f.Reason)), nil
-		}
-		return fail(toolerr.New(toolerr.UnknownTool)), nil
+	bi := BatchItem{CorrelationID: "cli", ToolCode: code, Parameters: params}
+	if svc, ok := snap.Service(code); ok {
+		d := svc.Definition
+		bi.ContractVersion, bi.ImplementationVersion, bi.SchemaFingerprint = d.ContractVersion, d.ImplementationVersion, d.Fingerprint
 	}
-	it, terr := a.Item(svc, "cli", params)
-	if terr != nil {
-		return fail(terr), nil
-	}
+	it := a.PrepareBatch(snap, []BatchItem{bi})[0]
 	return a.execute(ctx, Origin{RequestID: "cli"}, "", it, time.Now())
 }

@@ -63,6 +63,51 @@ const (
 	QuotaExceeded Code = "quota_exceeded"
 	Concurrency   Code = "concurrency"
 	Throttled     Code = "throttled"
+
+	// The refusals of a request's body, which the routes read for the
+	// use case (Body).
+
+	// InvalidRequest: the body is not the route's document (not JSON, not
+	// a run request, a malformed form, a reference to no file input).
+	InvalidRequest Code = "invalid_request"
+	// UnsupportedMediaType: the body is neither JSON nor a form the route
+	// takes, or an upload where the tool takes none.
+	UnsupportedMediaType Code = "unsupported_media_type"
+	// PayloadTooLarge: the body, one of its parts or one of its files is
+	// over its bound.
+	PayloadTooLarge Code = "payload_too_large"
+	// BodyTimeout: the body did not arrive in time.
+	BodyTimeout Code = "body_timeout"
+	// FileType: a file is of a type the tool does not take, or a part
+	// names no file input of the tool.
+	FileType Code = "file_type"
+	// FileNotFound: a file reference names nothing the caller may read.
+	FileNotFound Code = "file_not_found"
+
+	// The refusals of the jobs routes.
+
+	// JobNotFound: no job (or file) of the caller has the id.
+	JobNotFound Code = "job_not_found"
+	// JobExpired: the file or the signed link has expired.
+	JobExpired Code = "job_expired"
+	// JobState: the job's state does not allow the request (a retry of a
+	// job that did not fail).
+	JobState Code = "job_state"
+	// JobSignature: the signed link is not valid.
+	JobSignature Code = "job_signature"
+	// JobsUnavailable: this server runs no jobs.
+	JobsUnavailable Code = "jobs_unavailable"
+	// StorageFull: the data folder has no room for the job; nothing was
+	// kept. Retryable.
+	StorageFull Code = "storage_full"
+
+	// The refusals of the legacy routes.
+
+	// LegacyNotFound: no tool answers the legacy route (or its "tool").
+	LegacyNotFound Code = "legacy_not_found"
+	// MethodNotAllowed: the legacy path is a tool's, with other methods
+	// (Refusal.Allow).
+	MethodNotAllowed Code = "method_not_allowed"
 )
 
 // Refusal is a run that did not happen, as a typed value: a stable code,
@@ -84,6 +129,8 @@ type Refusal struct {
 	IssueCount int
 	// Limits are the rate-limit fields of the quotas the guard consulted.
 	Limits guard.RateLimits
+	// Allow are the methods a MethodNotAllowed path takes.
+	Allow []string
 	// InvalidCredentials says, of an Unauthenticated refusal, that the
 	// request presented credentials that did not resolve (rather than
 	// none): its 401 says error="invalid_token".

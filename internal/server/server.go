@@ -175,6 +175,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.run, err = run.New(run.Config{
 		Platform: cfg.Platform, Snapshot: s.registry.Snapshot, Started: s.registry.Started(), Executor: s.executor, Guard: s.guard,
 		Credentials: credentials{s.accounts}, Sessions: s.accounts, SignIns: signIns{s.accounts}, Abuse: s.abuse, Metrics: s.metrics, Logger: cfg.Logger,
+		OwnerKey: ownerKey(key),
 	}); err != nil {
 		return nil, err
 	}
@@ -193,6 +194,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	s.run.UseJobs(s.jobs)
 	var hubOpts []hub.Option
 	if cfg.HubFS != nil {
 		hubOpts = append(hubOpts, hub.WithFS(cfg.HubFS))
@@ -205,9 +207,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Hub:      webApp,
 		Run:      s.run,
 		Metrics:  s.metrics,
-		Jobs:     s.jobs,
 		Checks:   append(s.storeChecks(), s.shared.checks()...),
-		OwnerKey: ownerKey(key),
 		Executor: s.executor,
 		Loading:  s.registry.Loading,
 		Started:  s.registry.Started(),

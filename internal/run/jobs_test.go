@@ -1,25 +1,17 @@
-package api
+package run
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/toolhost/toolhost/internal/guard"
-	"github.com/toolhost/toolhost/internal/run"
-
-	"github.com/gin-gonic/gin"
 )
 
 // An anonymous caller owns its jobs under an HMAC of its key, never its
 // address; a signed-in caller under its principal key.
 func TestJobOwner(t *testing.T) {
-	s := New(Config{OwnerKey: []byte("0123456789abcdef0123456789abcdef")})
-	owner := func(caller string) string {
-		c, _ := gin.CreateTestContext(httptest.NewRecorder())
-		c.Set(originKey, run.Origin{Caller: guard.Caller{Key: caller}})
-		return s.owner(c)
-	}
+	a := &App{ownerKey: []byte("0123456789abcdef0123456789abcdef")}
+	owner := func(caller string) string { return a.owner(Origin{Caller: guard.Caller{Key: caller}}) }
 	tests := []struct {
 		name, caller string
 		same         bool
@@ -38,8 +30,8 @@ func TestJobOwner(t *testing.T) {
 				}
 				return
 			}
-			addr := strings.TrimPrefix(tt.caller, anonymousPrefix)
-			if !strings.HasPrefix(got, anonymousPrefix) || strings.Contains(got, addr) || got != owner(tt.caller) {
+			addr := strings.TrimPrefix(strings.TrimPrefix(tt.caller, anonymousOwner), "ip:")
+			if !strings.HasPrefix(got, anonymousOwner) || strings.Contains(got, addr) || got != owner(tt.caller) {
 				t.Errorf("owner %q of %q", got, tt.caller)
 			}
 		})
