@@ -115,6 +115,7 @@ var refusalCodes = map[run.Code]string{
 	run.StorageFull:          ProblemJobStorageFull,
 	run.LegacyNotFound:       problemLegacyNotFound,
 	run.MethodNotAllowed:     problemMethodNotAllowed,
+	run.CSRFFailed:           ProblemCSRF,
 }
 
 // setRefusalHeaders sets the headers every dialect sends with a refusal:

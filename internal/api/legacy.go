@@ -80,11 +80,6 @@ func (s *Server) legacyHeaders(c *gin.Context) {
 // runs. The successor link names the tool once it is known.
 func (s *Server) legacy(c *gin.Context) {
 	start := time.Now()
-	path := strings.TrimSuffix(c.Request.URL.Path, "/")
-	if path == "/api/process/info" && c.Request.Method == http.MethodGet {
-		writeJSON(c, http.StatusOK, "application/json", map[string]any{"tools": s.cfg.Run.LegacyInfo()})
-		return
-	}
 	call := run.LegacyCall{Origin: origin(c), Method: c.Request.Method, Path: strings.TrimSuffix(c.Request.URL.EscapedPath(), "/"),
 		Query: c.Request.URL.Query(), Start: start, Stop: s.drained,
 		Tool: func(id string) { c.Header("Link", "<"+contracts.RunEndpoint(id)+">; rel=\"successor-version\"") }}
@@ -97,6 +92,10 @@ func (s *Server) legacy(c *gin.Context) {
 		return
 	}
 	setLimits(c, ans.Limits)
+	if ans.Info != nil {
+		writeJSON(c, http.StatusOK, "application/json", map[string]any{"tools": ans.Info})
+		return
+	}
 	if ans.Result != nil {
 		answerLegacy(c, ans.Result)
 		return

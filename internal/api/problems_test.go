@@ -40,7 +40,7 @@ func TestProblemCodes(t *testing.T) {
 	// read, retried or downloaded) and of the legacy routes' matching
 	// are not the run route's.
 	notRun := []run.Code{run.JobNotFound, run.JobExpired, run.JobState, run.JobSignature, run.JobsUnavailable,
-		run.LegacyNotFound, run.MethodNotAllowed}
+		run.LegacyNotFound, run.MethodNotAllowed, run.CSRFFailed}
 	for rc, code := range refusalCodes {
 		if !slices.Contains(listed, code) && !slices.Contains(notRun, rc) {
 			t.Errorf("the refusal %s answers %s, which the contract does not list", rc, code)

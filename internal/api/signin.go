@@ -105,21 +105,13 @@ func (s *Server) whoAmI(c *gin.Context) {
 // sign-out passes the CSRF check, so that another site cannot sign a
 // browser out.
 func (s *Server) signOut(c *gin.Context) {
-	value := s.sessionValue(c.Request)
-	if value != "" {
-		si, err := s.cfg.Run.Session(c.Request.Context(), value)
-		if r, ok := run.AsRefusal(err); ok && r.Code == run.StoreBusy {
-			s.toolsRefusal(c, err)
+	if err := s.cfg.Run.SignOut(c.Request.Context(), s.sessionValue(c.Request), s.csrfPasses(c)); err != nil {
+		if r, ok := run.AsRefusal(err); ok && r.Code == run.CSRFFailed {
+			toolsProblem(c, ProblemCSRF, csrfDetail) // the detail names this server's cookie and header
 			return
 		}
-		if err == nil && si.Tier == guard.User && !s.csrfPasses(c) {
-			toolsProblem(c, ProblemCSRF, csrfDetail)
-			return
-		}
-		if err := s.cfg.Run.SignOut(c.Request.Context(), value); err != nil {
-			s.toolsRefusal(c, err)
-			return
-		}
+		s.toolsRefusal(c, err)
+		return
 	}
 	s.setSessionCookies(c, "", "", time.Time{})
 	c.Status(http.StatusNoContent)

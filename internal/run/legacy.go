@@ -8,7 +8,6 @@ package run
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -44,6 +43,9 @@ type LegacyAnswer struct {
 	Result *Result
 	Job    *contracts.Job
 	Limits RateLimits
+	// Info is the answer of GET /api/process/info: the tools /api/process
+	// reaches, by their legacy selector.
+	Info []LegacyEntry
 }
 
 // legacyMatch is a tool reached by a legacy route.
@@ -61,6 +63,9 @@ type legacyMatch struct {
 // body's object or form otherwise), the tool selected by the input's
 // "tool" where the route is shared, and the run made as on the run route.
 func (a *App) Legacy(ctx context.Context, c LegacyCall) (*LegacyAnswer, error) {
+	if c.Method == "GET" && c.Path == "/api/process/info" {
+		return &LegacyAnswer{Info: a.legacyInfo()}, nil
+	}
 	snap := a.cfg.Snapshot()
 	var matches []legacyMatch
 	for _, svc := range snap.Services() {
@@ -208,9 +213,8 @@ type LegacyEntry struct {
 	Successor string `json:"successor"`
 }
 
-// LegacyInfo is GET /api/process/info: the tools /api/process reaches, by
-// their legacy selector.
-func (a *App) LegacyInfo() []LegacyEntry {
+// legacyInfo is the tools /api/process reaches, by their legacy selector.
+func (a *App) legacyInfo() []LegacyEntry {
 	entries := []LegacyEntry{}
 	for _, svc := range a.cfg.Snapshot().Services() {
 		if !svc.Platform().API {
@@ -245,10 +249,10 @@ func legacyMethods(snap *registry.Snapshot, path string) []string {
 		}
 	}
 	if path == "/api/process/info" {
-		methods = append(methods, http.MethodGet)
+		methods = append(methods, "GET")
 	}
-	if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
-		methods = append(methods, http.MethodHead)
+	if slices.Contains(methods, "GET") && !slices.Contains(methods, "HEAD") {
+		methods = append(methods, "HEAD") // GET routes answer HEAD
 	}
 	slices.Sort(methods)
 	return methods

@@ -50,6 +50,9 @@ const (
 	// Unauthenticated: the credentials do not resolve, or the tool needs
 	// a signed-in caller.
 	Unauthenticated Code = "unauthenticated"
+	// CSRFFailed: a state-changing request with a signed-in session's
+	// cookie did not pass the CSRF check.
+	CSRFFailed Code = "csrf_failed"
 	// Forbidden: the caller lacks the tool's capability.
 	Forbidden Code = "forbidden"
 	// ChallengeFailed: the guard's challenge hook refused.

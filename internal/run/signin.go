@@ -95,13 +95,23 @@ func (a *App) Session(ctx context.Context, value string) (SignedIn, error) {
 }
 
 // SignOut ends the browser session value names. A value that does not
-// resolve is not an error: there is nothing left to end. A store too busy
-// to delete it is a StoreBusy refusal.
-func (a *App) SignOut(ctx context.Context, value string) error {
+// resolve is not an error: there is nothing left to end. A signed-in
+// user's session is ended only by a request that passed the CSRF check
+// (csrfPassed), so that another site cannot sign a browser out: a
+// CSRFFailed refusal otherwise. A store too busy to read or delete it is
+// a StoreBusy refusal.
+func (a *App) SignOut(ctx context.Context, value string, csrfPassed bool) error {
 	if a.cfg.SignIns == nil || value == "" {
 		return nil
 	}
-	err := a.cfg.SignIns.SignOut(ctx, value)
+	si, err := a.Session(ctx, value)
+	if r, ok := AsRefusal(err); ok && r.Code == StoreBusy {
+		return err
+	}
+	if err == nil && si.Tier == guard.User && !csrfPassed {
+		return refuse(CSRFFailed, "A state-changing request with the session cookie needs the same origin and the CSRF header equal to the CSRF cookie.")
+	}
+	err = a.cfg.SignIns.SignOut(ctx, value)
 	switch {
 	case errors.Is(err, guard.ErrUnavailable):
 		return storeBusy()

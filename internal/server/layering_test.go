@@ -24,6 +24,24 @@ var layers = []struct {
 	{pkg: "github.com/toolhost/toolhost/internal/tooldef", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/...", "github.com/toolhost/toolhost/internal/contracts"}},
 	{pkg: "github.com/toolhost/toolhost/internal/executor", forbidden: []string{"net/http/...", "github.com/gin-gonic/gin/..."}},
 	{pkg: "github.com/toolhost/toolhost/internal/registry", forbidden: []string{"github.com/toolhost/toolhost/internal/wasmtool"}},
+	// The jobs subsystem runs jobs for the application layer, which
+	// hands it its handlers: it knows neither the layer nor the routes.
+	{pkg: "github.com/toolhost/toolhost/internal/jobs", forbidden: []string{"github.com/gin-gonic/gin/...",
+		"github.com/toolhost/toolhost/internal/run", "github.com/toolhost/toolhost/internal/api"}},
+}
+
+// imports are the rules on a package's own imports (not what they bring):
+// the application layer knows no HTTP (its metrics package serves
+// /metrics with net/http, which is that package's business), and the
+// routes reach what runs only through it.
+var imports = []struct {
+	pkg       string
+	forbidden []string
+}{
+	{pkg: "github.com/toolhost/toolhost/internal/run", forbidden: []string{"net/http", "github.com/gin-gonic/gin",
+		"github.com/toolhost/toolhost/internal/api"}},
+	{pkg: "github.com/toolhost/toolhost/internal/api", forbidden: []string{"github.com/toolhost/toolhost/internal/jobs",
+		"github.com/toolhost/toolhost/internal/store"}},
 }
 
 // TestLayering reads the import graph with go list and fails for each
@@ -32,6 +50,9 @@ func TestLayering(t *testing.T) {
 	gobin := goCommand(t)
 	args := []string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \",\"}}"}
 	for _, l := range layers {
+		args = append(args, l.pkg)
+	}
+	for _, l := range imports {
 		args = append(args, l.pkg)
 	}
 	cmd := exec.Command(gobin, args...)
@@ -49,6 +70,15 @@ func TestLayering(t *testing.T) {
 		} else {
 			graph[pkg] = nil
 		}
+	}
+	for _, l := range imports {
+		t.Run(l.pkg+"/imports", func(t *testing.T) {
+			for _, p := range graph[l.pkg] {
+				if slices.Contains(l.forbidden, p) {
+					t.Errorf("%s imports %s", l.pkg, p)
+				}
+			}
+		})
 	}
 	for _, l := range layers {
 		t.Run(l.pkg, func(t *testing.T) {
