@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // kib is 1 KiB of text for the per-item benchmarks.
@@ -29,7 +29,7 @@ func loadCodec(b *testing.B, cfg Config) *Module {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { r.Close(context.Background()) })
-	m, err := r.Load(context.Background(), testmodule.Go(b, "plugins-src/codec"))
+	m, err := r.Load(context.Background(), testkit.Go(b, "plugins-src/codec"))
 	if err != nil {
 		b.Fatal(err)
 	}

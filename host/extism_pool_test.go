@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // An existing Extism plugin with a start section (AssemblyScript's runtime
@@ -16,7 +16,7 @@ import (
 // error and fuel, item by item — and the output it gives with no image at
 // all, start function run per item.
 func TestExtismPluginPooledAsFresh(t *testing.T) {
-	wasm := testmodule.Extism(t, "vowels")
+	wasm := testkit.Extism(t, "vowels")
 	ctx := context.Background()
 	loadWith := func(cfg host.Config) *host.Module {
 		m, err := newRuntime(t, cfg).Load(ctx, wasm)

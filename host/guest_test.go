@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 func envelope(params string) []byte {
@@ -20,7 +20,7 @@ const counterWant = `{"calls":1,"primes":1229,"echo":"COUNT"}`
 // pre-initialised image, sequentially and in parallel; the image gives the
 // same bytes as running _initialize per call.
 func TestGoGuestIsolation(t *testing.T) {
-	wasm := testmodule.Go(t, "testdata/guests/counter")
+	wasm := testkit.Go(t, "testdata/guests/counter")
 	for _, cfg := range []struct {
 		name  string
 		image bool
@@ -61,7 +61,7 @@ func TestGoGuestIsolation(t *testing.T) {
 
 func TestGoGuestSoftDeadline(t *testing.T) {
 	r := newRuntime(t, host.Config{})
-	m, err := r.Load(context.Background(), testmodule.Go(t, "testdata/guests/counter"))
+	m, err := r.Load(context.Background(), testkit.Go(t, "testdata/guests/counter"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func asHostError(err error, target **host.Error) bool {
 // one Module leaves the other whole (wazero keeps one compiled module per
 // content in a runtime, and closing a handle deletes it for all).
 func TestSameModuleLoadedTwice(t *testing.T) {
-	wasm := testmodule.Go(t, "testdata/guests/counter")
+	wasm := testkit.Go(t, "testdata/guests/counter")
 	r := newRuntime(t, host.Config{})
 	mods := make([]*host.Module, 2)
 	errs := make([]error, 2)

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // hostile returns the module of testdata/hostile/NAME.wat.
-func hostile(t testing.TB, name string) []byte { return testmodule.WAT(t, name) }
+func hostile(t testing.TB, name string) []byte { return testkit.WAT(t, name) }
 
 func newRuntime(t testing.TB, cfg host.Config) *host.Runtime {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // A module's image is kept in the cache folder: a second runtime over the
@@ -18,7 +18,7 @@ import (
 // changed on purpose is what the calls then see), and an entry that is
 // damaged is ignored and written again.
 func TestImageCache(t *testing.T) {
-	wasm := testmodule.WAT(t, "init_state")
+	wasm := testkit.WAT(t, "init_state")
 	dir := t.TempDir()
 	ctx := context.Background()
 	var stats CacheStats // of the last load's runtime
@@ -143,7 +143,7 @@ func TestLoadCache(t *testing.T) {
 	if buildID() == "" {
 		t.Skip("this test binary has no Go build ID to key load entries by")
 	}
-	wasm := testmodule.WAT(t, "init_state")
+	wasm := testkit.WAT(t, "init_state")
 	dir := t.TempDir()
 	ctx := context.Background()
 	type outcome struct {

@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // fixture compiles host/testdata/NAME.wat.
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	path, err := testmodule.CompileWAT(filepath.Join("testdata", name+".wat"))
+	path, err := testkit.CompileWAT(filepath.Join("testdata", name+".wat"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/host/internal/instrument"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // The host's limit names are the instrumenter's, which it passes on.
@@ -60,13 +60,13 @@ func TestModuleStructureLimits(t *testing.T) {
 	}{
 		{name: "br_table fixture", wasm: hostile(t, "br_table_bomb"), cfg: host.Config{MaxFunctionBrTableTargets: 200},
 			limit: host.LimitBrTableTargets, value: 201, max: 200},
-		{name: "br_table of 1,000,000 labels", wasm: testmodule.Funcs(1, testmodule.BrTableBody(1_000_000)),
+		{name: "br_table of 1,000,000 labels", wasm: testkit.Funcs(1, testkit.BrTableBody(1_000_000)),
 			limit: host.LimitBrTableTargets, value: 1_000_000, max: host.DefaultMaxFunctionBrTableTargets},
-		{name: "br_tables over the module's total", wasm: testmodule.Funcs(200, testmodule.BrTableBody(10_001)),
+		{name: "br_tables over the module's total", wasm: testkit.Funcs(200, testkit.BrTableBody(10_001)),
 			limit: host.LimitBrTableTargets, value: 2_000_200, max: host.DefaultMaxBrTableTargets},
 		{name: "function fixture", wasm: hostile(t, "function_bomb"), cfg: host.Config{MaxFunctions: 300},
 			limit: host.LimitFunctions, value: 301, max: 300},
-		{name: "functions over the default", wasm: testmodule.Funcs(host.DefaultMaxFunctions+1, []byte{0, 0x0b}),
+		{name: "functions over the default", wasm: testkit.Funcs(host.DefaultMaxFunctions+1, []byte{0, 0x0b}),
 			limit: host.LimitFunctions, value: host.DefaultMaxFunctions + 1, max: host.DefaultMaxFunctions},
 		{name: "1,000 tables of 100,000 funcrefs", wasm: hostile(t, "tables_bomb"),
 			limit: host.LimitTables, value: 1000, max: host.DefaultMaxTables},
@@ -78,15 +78,15 @@ func TestModuleStructureLimits(t *testing.T) {
 			limit: host.LimitLabelBranches, value: 301, max: 300},
 		// The compile bombs of issue 11: 20,000 ifs in a row compiled in
 		// 10 s, 40,000 br_ifs to one block in 27 s; 10,000 loops in 18 s.
-		{name: "20,000 ifs in a row", wasm: testmodule.Funcs(1, testmodule.RunBody("if", 20_000)),
+		{name: "20,000 ifs in a row", wasm: testkit.Funcs(1, testkit.RunBody("if", 20_000)),
 			limit: host.LimitDominatorDepths, value: 16_001_954, max: host.DefaultMaxFunctionDominatorDepths},
-		{name: "40,000 br_ifs to one block", wasm: testmodule.Funcs(1, testmodule.RunBody("br_if", 40_000)),
+		{name: "40,000 br_ifs to one block", wasm: testkit.Funcs(1, testkit.RunBody("br_if", 40_000)),
 			limit: host.LimitDominatorDepths, value: 16_002_000, max: host.DefaultMaxFunctionDominatorDepths},
-		{name: "10,000 loops in a row", wasm: testmodule.Funcs(1, testmodule.RunBody("loop", 10_000)),
+		{name: "10,000 loops in a row", wasm: testkit.Funcs(1, testkit.RunBody("loop", 10_000)),
 			limit: host.LimitDominatorDepths, value: 16_002_335, max: host.DefaultMaxFunctionDominatorDepths},
 		// Functions each within the limit, 1,460 loops in a row (which
 		// compile in about 0.2 s), add up over the module's.
-		{name: "loop runs over the module's total", wasm: testmodule.Funcs(5, testmodule.RunBody("loop", 1_460)),
+		{name: "loop runs over the module's total", wasm: testkit.Funcs(5, testkit.RunBody("loop", 1_460)),
 			limit: host.LimitDominatorDepths, value: 64_000_031, max: host.DefaultMaxDominatorDepths},
 		{name: "module over MaxModuleBytes", wasm: make([]byte, host.MaxModuleBytes+1),
 			limit: host.LimitModuleBytes, value: host.MaxModuleBytes + 1, max: host.MaxModuleBytes},
@@ -160,8 +160,8 @@ func TestModuleAtDominatorDepthLimitsLoads(t *testing.T) {
 		name string
 		wasm []byte
 	}{
-		{"4 × 1,460 loops", testmodule.Funcs(4, testmodule.RunBody("loop", 1_460))},
-		{"1,999 br_ifs", testmodule.Funcs(1, testmodule.RunBody("br_if", 1_999))},
+		{"4 × 1,460 loops", testkit.Funcs(4, testkit.RunBody("loop", 1_460))},
+		{"1,999 br_ifs", testkit.Funcs(1, testkit.RunBody("br_if", 1_999))},
 	} {
 		start := time.Now()
 		m, err := r.Load(context.Background(), c.wasm)

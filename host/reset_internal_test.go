@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // Each way of resetting a pooled instance's memory — the PAGEMAP_SCAN
@@ -14,7 +14,7 @@ import (
 // copied back into — leaves the next call observing what a fresh instance
 // observes.
 func TestResetModes(t *testing.T) {
-	wasm := testmodule.WAT(t, "leak_state")
+	wasm := testkit.WAT(t, "leak_state")
 	ctx := context.Background()
 	call := func(m *Module, export string) []byte {
 		t.Helper()

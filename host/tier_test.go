@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // tierItem is one call of the differential test.
@@ -76,7 +76,7 @@ func TestTiersAgree(t *testing.T) {
 		wasm  func(t *testing.T) []byte
 		items []tierItem
 	}{
-		{"codec", func(t *testing.T) []byte { return testmodule.Go(t, "plugins-src/codec") }, []tierItem{
+		{"codec", func(t *testing.T) []byte { return testkit.Go(t, "plugins-src/codec") }, []tierItem{
 			{"hash", "compute", env("hash", "digest", `{"operation":"digest","text":"abc","algorithm":"sha256"}`), host.Limits{}},
 			{"hmac", "compute", env("hash", "digest", `{"operation":"digest","text":"abc","algorithm":"sha512","hmac_key":"k"}`), host.Limits{}},
 			{"base64", "compute", env("base64", "encode", `{"operation":"encode","text":"héllo wörld"}`), host.Limits{}},
@@ -84,11 +84,11 @@ func TestTiersAgree(t *testing.T) {
 			{"out of fuel", "compute", env("hash", "digest", `{"operation":"digest","text":"abc","algorithm":"sha256"}`), host.Limits{Fuel: 50_000}},
 			{"memory limit", "compute", env("hash", "digest", `{"operation":"digest","text":"abc","algorithm":"sha256"}`), host.Limits{MemoryBytes: 1 << 20}},
 		}},
-		{"counter", func(t *testing.T) []byte { return testmodule.Go(t, "testdata/guests/counter") }, []tierItem{
+		{"counter", func(t *testing.T) []byte { return testkit.Go(t, "testdata/guests/counter") }, []tierItem{
 			{"count", "compute", envelope(`{"operation":"count"}`), host.Limits{}},
 			{"spin", "compute", envelope(`{"operation":"count","spin":1000}`), host.Limits{}},
 		}},
-		{"vowels", func(t *testing.T) []byte { return testmodule.Extism(t, "vowels") }, []tierItem{
+		{"vowels", func(t *testing.T) []byte { return testkit.Extism(t, "vowels") }, []tierItem{
 			{"count", "count_vowels", []byte("Hello, tiered world"), host.Limits{}},
 			{"out of fuel", "count_vowels", []byte("Hello, tiered world"), host.Limits{Fuel: 1_000}},
 		}},
@@ -104,7 +104,7 @@ func TestTiersAgree(t *testing.T) {
 	}
 	// The shared test cache keeps the optimised compiles fast;
 	// InterpretFirst starts every module on the interpreter regardless.
-	r := newRuntime(t, host.Config{CacheDir: testmodule.CacheDir(), InterpretFirst: true})
+	r := newRuntime(t, host.Config{CacheDir: testkit.CacheDir(), InterpretFirst: true})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := r.Load(host.WithTiering(context.Background()), c.wasm(t))
@@ -170,8 +170,8 @@ func checkOutcomes(t *testing.T, module string, out []tierOutcome) {
 // tier is swapped in, and every item gives the same result: none is lost
 // or failed by the swap. Run with -race.
 func TestTierSwapUnderLoad(t *testing.T) {
-	r := newRuntime(t, host.Config{CacheDir: testmodule.CacheDir(), InterpretFirst: true})
-	m, err := r.Load(host.WithTiering(context.Background()), testmodule.Go(t, "testdata/guests/counter"))
+	r := newRuntime(t, host.Config{CacheDir: testkit.CacheDir(), InterpretFirst: true})
+	m, err := r.Load(host.WithTiering(context.Background()), testkit.Go(t, "testdata/guests/counter"))
 	if err != nil {
 		t.Fatal(err)
 	}

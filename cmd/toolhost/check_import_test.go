@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // check refuses a module that imports a known kernel function with
 // another type than the host's, naming the import and both types.
 func TestCheckWrongKernelSignature(t *testing.T) {
-	path, err := testmodule.CompileWAT(filepath.Join(testmodule.Root(), "testdata/extism/badsig/badsig.wat"))
+	path, err := testkit.CompileWAT(filepath.Join(testkit.Root(), "testdata/extism/badsig/badsig.wat"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/guard"
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // TestGuardCommand: a job of an anonymous caller admitted through a guard

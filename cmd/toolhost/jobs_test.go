@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // toolhost jobs lists, shows and cancels the jobs of a serving process on

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // `serve` listens while a module's load is stuck in its image phase, and
@@ -28,9 +28,9 @@ func TestServeShutdownTimeoutHolds(t *testing.T) {
 	}
 	// _initialize loops in host calls: the image phase runs to host's
 	// own 10 s bound.
-	write("stuck.wasm", testmodule.WAT(t, "init_host_loop"))
+	write("stuck.wasm", testkit.WAT(t, "init_host_loop"))
 	write("spin.tool.json", spinDeclaration(t))
-	write("spin.wasm", testmodule.WAT(t, "host_alloc_loop"))
+	write("spin.wasm", testkit.WAT(t, "host_alloc_loop"))
 
 	const timeout = 2 * time.Second
 	const margin = 3 * time.Second
@@ -124,7 +124,7 @@ func TestServeShutdownTimeoutHolds(t *testing.T) {
 // "count", calling the module's compute export with a 20 s hard deadline.
 func spinDeclaration(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
+	b, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // toolsDir returns a tools folder holding the named WAT fixtures.
@@ -17,7 +17,7 @@ func toolsDir(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range names {
-		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), testmodule.WAT(t, name), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+".wasm"), testkit.WAT(t, name), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

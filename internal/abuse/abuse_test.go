@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // clock is a settable clock for Config.Now.

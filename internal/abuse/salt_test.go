@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
 	"github.com/toolhost/toolhost/internal/store"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // saltFixture is a fixture whose Log takes its salts from salts, over a

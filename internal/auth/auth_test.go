@@ -18,7 +18,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/auth"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // Closing the store stops every goroutine its pools started.

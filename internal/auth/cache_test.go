@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // testClock is a settable clock for Accounts.now.

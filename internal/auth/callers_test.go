@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/auth"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 func TestAppTokens(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // A session works until SessionTTL after it was made, not a moment later,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/auth"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // A session signed in with a user's token is that user's caller (tier user,

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // last_used_at is written on first use, left alone within a minute, and

@@ -10,7 +10,7 @@ import (
 	"github.com/toolhost/toolhost/internal/catalog"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
@@ -19,7 +19,7 @@ import (
 // repository's declaration fixture.
 func allocator(t *testing.T) *tooldef.Definition {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "declarations", "allocator.json"))
+	data, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "declarations", "allocator.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

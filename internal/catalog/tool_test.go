@@ -21,7 +21,7 @@ import (
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/schema"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
@@ -50,7 +50,7 @@ func openRegistry(t *testing.T, dir string, missing func(name string) []string) 
 			Runner: noRunner{}, MissingEngines: missing(p.Name)})
 	}
 	if dir != "" {
-		rt, err := host.NewRuntime(ctx, host.Config{CacheDir: testmodule.CacheDir()})
+		rt, err := host.NewRuntime(ctx, host.Config{CacheDir: testkit.CacheDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func realSnapshot(t *testing.T) *registry.Snapshot {
 	}
 	dir := t.TempDir()
 	for _, name := range bundled {
-		data, err := os.ReadFile(testmodule.GoPath(t, "plugins-src/"+name))
+		data, err := os.ReadFile(testkit.GoPath(t, "plugins-src/"+name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +354,7 @@ func TestSchemaDocument(t *testing.T) {
 			if err != nil {
 				t.Fatalf("compiling the schema document: %v", err)
 			}
-			data, err := os.ReadFile(filepath.Join(testmodule.Root(), "internal", "engines", "pac", "testdata", "examples", tt.file))
+			data, err := os.ReadFile(filepath.Join(testkit.Root(), "internal", "engines", "pac", "testdata", "examples", tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -28,7 +28,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 	"github.com/toolhost/toolhost/internal/wire"
@@ -130,7 +130,7 @@ func toolhostBinary(t *testing.T) string {
 		}
 		binPath = filepath.Join(binDir, "toolhost")
 		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "./cmd/toolhost")
-		cmd.Dir = testmodule.Root()
+		cmd.Dir = testkit.Root()
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("building cmd/toolhost: %v\n%s", err, out)
@@ -153,7 +153,7 @@ func TestDifferential(t *testing.T) {
 	c := newCorpus(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			wasm := testmodule.Extism(t, tc.plugin)
+			wasm := testkit.Extism(t, tc.plugin)
 			want := c.oracle(t, tc, wasm)
 			switch {
 			case tc.refused != want.refused,
@@ -276,7 +276,7 @@ func newCorpus(t *testing.T) *corpus {
 		}
 	})
 	for _, p := range plugins {
-		b, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", p, p+wasmtool.SidecarSuffix))
+		b, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "extism", p, p+wasmtool.SidecarSuffix))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,7 +501,7 @@ func (c *corpus) loader(t *testing.T, tc testCase) outcome {
 	ctx := context.Background()
 	c.mu.Lock()
 	if c.wasmLoader == nil {
-		rt, err := host.NewRuntime(ctx, host.Config{CacheDir: testmodule.CacheDir()})
+		rt, err := host.NewRuntime(ctx, host.Config{CacheDir: testkit.CacheDir()})
 		if err != nil {
 			c.mu.Unlock()
 			t.Fatal(err)
@@ -518,7 +518,7 @@ func (c *corpus) loader(t *testing.T, tc testCase) outcome {
 	if !ok {
 		// The registry reads the module and its sidecar, then Loads the
 		// pair (wasmtool.Loader.ReadModule).
-		l.tool, l.err = c.wasmLoader.Load(ctx, testmodule.Extism(t, tc.plugin), c.sidecars[tc.plugin])
+		l.tool, l.err = c.wasmLoader.Load(ctx, testkit.Extism(t, tc.plugin), c.sidecars[tc.plugin])
 		c.tools[tc.plugin] = l
 	}
 	c.mu.Unlock()
@@ -558,11 +558,11 @@ func toolsDir(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range names {
-		wasm, err := os.ReadFile(filepath.Join(testmodule.ExtismFolder(), p+".wasm"))
+		wasm, err := os.ReadFile(filepath.Join(testkit.ExtismFolder(), p+".wasm"))
 		if err != nil {
 			continue // not built: its cases skip
 		}
-		side, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", p, p+wasmtool.SidecarSuffix))
+		side, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "extism", p, p+wasmtool.SidecarSuffix))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -672,7 +672,7 @@ func copyDir(t *testing.T, src, dst string) {
 func startServer(tools, data string) (*liveServer, error) {
 	ctx := context.Background()
 	srv, err := server.New(ctx, server.Config{
-		ToolsDir: tools, DataDir: data, CacheDir: testmodule.CacheDir(),
+		ToolsDir: tools, DataDir: data, CacheDir: testkit.CacheDir(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Generation 1 holds the corpus however long it takes to compile.
 		Loading: server.LoadingConfig{Wait: 5 * time.Minute},

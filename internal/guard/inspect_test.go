@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // backends are the limiter and semaphores a test runs over: in process,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // sharedStore, when set, gives newGuard a Redis limiter and semaphores.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // helloTool is a tool as an author writes it outside this repository,
@@ -84,12 +84,12 @@ func authorGo(t *testing.T) string {
 func authorModule(t *testing.T, src string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if strings.HasPrefix(dir, testmodule.Root()+string(filepath.Separator)) {
+	if strings.HasPrefix(dir, testkit.Root()+string(filepath.Separator)) {
 		t.Fatalf("the temporary folder %s is inside the repository", dir)
 	}
 	gomod := "module example.com/hello\n\ngo 1.26\n\n" +
 		"require github.com/toolhost/toolhost/guest v0.0.0-00010101000000-000000000000\n\n" +
-		"replace github.com/toolhost/toolhost/guest => " + filepath.Join(testmodule.Root(), "guest") + "\n"
+		"replace github.com/toolhost/toolhost/guest => " + filepath.Join(testkit.Root(), "guest") + "\n"
 	for name, text := range map[string]string{"go.mod": gomod, "main.go": src} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -173,7 +173,7 @@ func checkAuthorModule(t *testing.T, path string) {
 	}
 	t.Logf("%s: %d bytes", filepath.Base(path), len(wasm))
 	ctx := context.Background()
-	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: testmodule.CacheDir()})
+	rt, err := host.NewRuntime(ctx, host.Config{CacheDir: testkit.CacheDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

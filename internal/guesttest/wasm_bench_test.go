@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // The compute path measured through the real host: modules built with
@@ -38,7 +38,7 @@ import (
 // benchModule is a module and the items measured on it.
 type benchModule struct {
 	name  string // the module's file name in a baseline directory
-	pkg   string // its package, for testmodule.GoPath
+	pkg   string // its package, for testkit.GoPath
 	items []benchItem
 }
 
@@ -95,7 +95,7 @@ func BenchmarkWASMCompute(b *testing.B) {
 			for _, mod := range benchModules() {
 				path := filepath.Join(baseline, mod.name)
 				if sdk == "current" {
-					path = testmodule.GoPath(b, mod.pkg)
+					path = testkit.GoPath(b, mod.pkg)
 				}
 				wasm, err := os.ReadFile(path)
 				if err != nil {

@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 func need(t *testing.T, ok bool, what string) {
@@ -54,7 +54,7 @@ func freePort(t *testing.T) string {
 }
 
 func TestHubInChromium(t *testing.T) {
-	root := testmodule.Root()
+	root := testkit.Root()
 	ui := filepath.Join(root, "internal", "hub", "ui")
 	chromium := os.Getenv("TOOLHOST_CHROMIUM")
 	if chromium == "" {
@@ -83,7 +83,7 @@ func TestHubInChromium(t *testing.T) {
 		}
 	}
 	for name, pkg := range map[string]string{"codec.wasm": "plugins-src/codec", "ident.wasm": "plugins-src/ident", "mismatch.wasm": "internal/hub/testdata/mismatch"} {
-		b, err := os.ReadFile(testmodule.GoPath(t, pkg))
+		b, err := os.ReadFile(testkit.GoPath(t, pkg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestHubInChromium(t *testing.T) {
 	addr := freePort(t)
 	var serveLog bytes.Buffer
 	serve := exec.Command(bin, "serve", "--addr", addr, "--tools-dir", tools, "--data-dir", data,
-		"--cache-dir", testmodule.CacheDir())
+		"--cache-dir", testkit.CacheDir())
 	serve.Stdout, serve.Stderr = &serveLog, &serveLog
 	if err := serve.Start(); err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestHubInChromium(t *testing.T) {
 // the masking formatters. It needs `make hub` first (node_modules and the
 // generated contract map); outside CI it skips without them.
 func TestHubLogic(t *testing.T) {
-	ui := filepath.Join(testmodule.Root(), "internal", "hub", "ui")
+	ui := filepath.Join(testkit.Root(), "internal", "hub", "ui")
 	npm, err := exec.LookPath("npm")
 	need(t, err == nil, "npm (Debian package npm)")
 	need(t, exists(filepath.Join(ui, "node_modules", "vite", "package.json")), "the hub's npm packages (npm ci in internal/hub/ui: make hub)")

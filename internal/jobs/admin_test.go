@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // openControl opens e's store again and the jobs subsystem on it for

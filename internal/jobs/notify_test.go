@@ -8,7 +8,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // replicas is two Services on one PostgreSQL store. Replica b has one

@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/redisconn"
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // bounds are the fields Open sets on every kind of client.

@@ -15,7 +15,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -236,7 +236,7 @@ func TestHostileLoadDelaysOnlyItself(t *testing.T) {
 	cfg.Static = false
 	cfg.BatchWait = 100 * time.Millisecond
 	r := open(t, cfg)
-	loop := testmodule.WAT(t, "image_loop")
+	loop := testkit.WAT(t, "image_loop")
 	ping := pingWASM(t)
 	dropped := time.Now()
 	writeFile(t, filepath.Join(dir, "loop.wasm"), loop)
@@ -261,7 +261,7 @@ func TestHostileLoadDelaysOnlyItself(t *testing.T) {
 // its image fuel runs out first).
 func TestOpenDoesNotWaitForSlowLoads(t *testing.T) {
 	dir := t.TempDir()
-	settled(t, dir, "loop.wasm", testmodule.WAT(t, "image_loop"))
+	settled(t, dir, "loop.wasm", testkit.WAT(t, "image_loop"))
 	settled(t, dir, "ping.wasm", pingWASM(t))
 	const deadline = 3 * time.Second
 	cfg, _ := boundedConfig(t, dir, wasmtool.Config{ImageTimeout: deadline})
@@ -288,7 +288,7 @@ func TestOpenDoesNotWaitForSlowLoads(t *testing.T) {
 // found and the loads ended; after it neither.
 func TestStarted(t *testing.T) {
 	dir := t.TempDir()
-	settled(t, dir, "loop.wasm", testmodule.WAT(t, "image_loop"))
+	settled(t, dir, "loop.wasm", testkit.WAT(t, "image_loop"))
 	settled(t, dir, "ping.wasm", pingWASM(t))
 	cfg, _ := boundedConfig(t, dir, wasmtool.Config{ImageTimeout: 3 * time.Second})
 	cfg.LoadWait = time.Nanosecond // return at once, as serve does
@@ -351,7 +351,7 @@ func TestCloseDuringStuckLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "loop.wasm"), testmodule.WAT(t, "describe_loop"))
+	writeFile(t, filepath.Join(dir, "loop.wasm"), testkit.WAT(t, "describe_loop"))
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(logs.String(), "loading a module") {
 		if time.Now().After(deadline) {
@@ -374,9 +374,9 @@ func TestCloseDuringStuckLoad(t *testing.T) {
 // Structure limits and refused imports are told apart in diagnostics.
 func TestStructureRefusalsInDiagnostics(t *testing.T) {
 	dir := t.TempDir()
-	settled(t, dir, "tables.wasm", testmodule.WAT(t, "tables_bomb"))
-	settled(t, dir, "table_import.wasm", testmodule.WAT(t, "imported_table"))
-	settled(t, dir, "global_import.wasm", testmodule.WAT(t, "imported_global"))
+	settled(t, dir, "tables.wasm", testkit.WAT(t, "tables_bomb"))
+	settled(t, dir, "table_import.wasm", testkit.WAT(t, "imported_table"))
+	settled(t, dir, "global_import.wasm", testkit.WAT(t, "imported_global"))
 	cfg, _ := config(t, dir)
 	s := open(t, cfg).Snapshot()
 	for _, want := range []registry.Failure{

@@ -17,7 +17,7 @@ import (
 	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
@@ -89,13 +89,13 @@ func open(t testing.TB, cfg registry.Config) *registry.Registry {
 }
 
 // Module sources.
-func pingWASM(t testing.TB) []byte             { return testmodule.WAT(t, "ping") }
-func liarWASM(t testing.TB) []byte             { return testmodule.WAT(t, "output_lies") }
-func bundled(t testing.TB, name string) []byte { return testmodule.Go(t, "plugins-src/"+name) }
+func pingWASM(t testing.TB) []byte             { return testkit.WAT(t, "ping") }
+func liarWASM(t testing.TB) []byte             { return testkit.WAT(t, "output_lies") }
+func bundled(t testing.TB, name string) []byte { return testkit.Go(t, "plugins-src/"+name) }
 
 func vowelsWASM(t testing.TB) []byte {
 	t.Helper()
-	return testmodule.Extism(t, "vowels")
+	return testkit.Extism(t, "vowels")
 }
 
 // writeFile writes a file as a careful writer does: to a temporary name,
@@ -125,7 +125,7 @@ func age(t testing.TB, path string) {
 // changed by edit.
 func service(t testing.TB, code string, edit func(map[string]any)) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
+	b, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -103,7 +103,7 @@ func TestLoadingFollowsALoad(t *testing.T) {
 	}
 	readLoading(t, r)
 	dropped := time.Now()
-	writeFile(t, filepath.Join(dir, "loop.wasm"), testmodule.WAT(t, "image_loop"))
+	writeFile(t, filepath.Join(dir, "loop.wasm"), testkit.WAT(t, "image_loop"))
 
 	l, phases := awaitLoad(t, r, "loop.wasm", "the image phase", func(l registry.Load) bool { return l.Phase == wasmtool.PhaseImage })
 	if _, failed := failureOf(r.Snapshot(), "loop.wasm"); failed {
@@ -172,7 +172,7 @@ func TestLoadingShowsAnAbandonedCompile(t *testing.T) {
 	// Four functions of 1,460 loops in a row: at the module's
 	// dominator-depth limit, accepted, about a second of compiling
 	// (docs/host.md).
-	writeFile(t, filepath.Join(dir, "slow.wasm"), testmodule.Funcs(4, testmodule.RunBody("loop", 1460)))
+	writeFile(t, filepath.Join(dir, "slow.wasm"), testkit.Funcs(4, testkit.RunBody("loop", 1460)))
 
 	refused := importFailed("slow.wasm", "load_timeout/compile")
 	var both bool
@@ -211,11 +211,11 @@ func TestSupersededLoadIsStopped(t *testing.T) {
 	r := open(t, cfg)
 	readLoading(t, r)
 	inImage := func(l registry.Load) bool { return l.Phase == wasmtool.PhaseImage }
-	writeFile(t, filepath.Join(dir, "first.wasm"), testmodule.WAT(t, "image_loop"))
+	writeFile(t, filepath.Join(dir, "first.wasm"), testkit.WAT(t, "image_loop"))
 	awaitLoad(t, r, "first.wasm", "the first module's image phase", inImage)
 	time.Sleep(500 * time.Millisecond)
 	path := filepath.Join(dir, "second.wasm")
-	writeFile(t, path, testmodule.WAT(t, "image_loop"))
+	writeFile(t, path, testkit.WAT(t, "image_loop"))
 	awaitLoad(t, r, "second.wasm", "the second module's image phase", inImage)
 	writeFile(t, path, pingWASM(t))
 	deadline := time.Now().Add(60 * time.Second)

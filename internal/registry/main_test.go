@@ -5,11 +5,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // cacheDir is the compilation cache every test's runtime shares.
-var cacheDir = testmodule.CacheDir()
+var cacheDir = testkit.CacheDir()
 
 // No test leaves a goroutine behind: watchers stop, modules and runtimes
 // are closed.

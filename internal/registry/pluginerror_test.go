@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -17,11 +17,11 @@ import (
 // item.
 func TestPluginErrorLogged(t *testing.T) {
 	dir := t.TempDir()
-	sidecar, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata/extism/gopdk/gopdk.tool.json"))
+	sidecar, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata/extism/gopdk/gopdk.tool.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"gopdk.wasm": testmodule.Extism(t, "gopdk"), "gopdk.tool.json": sidecar} {
+	for name, data := range map[string][]byte{"gopdk.wasm": testkit.Extism(t, "gopdk"), "gopdk.tool.json": sidecar} {
 		writeFile(t, filepath.Join(dir, name), data)
 		age(t, filepath.Join(dir, name))
 	}

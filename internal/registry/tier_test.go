@@ -11,7 +11,7 @@ import (
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -62,7 +62,7 @@ func waitTier(t *testing.T, svc *registry.Service, want string) {
 // fuel, and the log says when the swap happened.
 func TestTieredPromotion(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "counter.wasm"), testmodule.Go(t, "testdata/guests/counter"))
+	writeFile(t, filepath.Join(dir, "counter.wasm"), testkit.Go(t, "testdata/guests/counter"))
 	age(t, filepath.Join(dir, "counter.wasm"))
 	// A cold cache, so that the first item runs on the interpreter; under
 	// the race detector, where a cold compile takes minutes, the shared

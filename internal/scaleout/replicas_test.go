@@ -26,9 +26,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
-	"github.com/toolhost/toolhost/internal/store/storetest"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // anonymousBurst is the anonymous caller's tools-run bucket of the test's
@@ -75,14 +75,14 @@ func TestThreeReplicas(t *testing.T) {
 	redis := redistest.Start(t)
 	for _, p := range []string{"qpdf", "pdftoppm"} {
 		if _, err := exec.LookPath(p); err != nil {
-			redistest.Missing(t, p+" is not installed: the test's jobs are PDF renders")
+			testkit.Missing(t, p+" is not installed: the test's jobs are PDF renders")
 		}
 	}
 	bin := buildToolhost(t)
 
 	tools, files, root := t.TempDir(), t.TempDir(), t.TempDir()
 	for name, pkg := range map[string]string{"codec.wasm": "plugins-src/codec", "text.wasm": "plugins-src/text"} {
-		if err := os.WriteFile(filepath.Join(tools, name), testmodule.Go(t, pkg), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(tools, name), testkit.Go(t, pkg), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,7 +93,7 @@ func TestThreeReplicas(t *testing.T) {
 	// The event fallback poll is an hour: the followers of a job run on
 	// another replica are told by PostgreSQL's notifications alone.
 	common := []string{"--store", pg.URL(), "--redis", redis.URL(), "--files-dir", files,
-		"--tools-dir", tools, "--cache-dir", testmodule.CacheDir(), "--guard", "enforce", "--quota-table", quotas,
+		"--tools-dir", tools, "--cache-dir", testkit.CacheDir(), "--guard", "enforce", "--quota-table", quotas,
 		"--log-format", "json", "--log-level", "warn", "--drain-delay", "0", "--shutdown-timeout", "10s",
 		"--job-rescue-after", "6s", "--job-lease", "2s", "--job-event-poll", "1h", "--trusted-proxy", "127.0.0.1/32"}
 	token := strings.TrimSpace(runOut(t, bin, "token", "create", "--user", "alice", "--store", pg.URL(), "--data-dir", t.TempDir()))
@@ -157,7 +157,7 @@ func TestThreeReplicas(t *testing.T) {
 
 	step("2")
 	// 2. A job submitted to A is read, and its file downloaded, from B.
-	letter, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "pdf", "letter_3pages.pdf"))
+	letter, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "pdf", "letter_3pages.pdf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestThreeReplicas(t *testing.T) {
 	step("3")
 	// 3. A is SIGKILLed while it runs jobs: every job ends — succeeded,
 	// failed with a reason, or run again by B or C — and none is lost.
-	noise, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "pdf", "noise_8pages.pdf"))
+	noise, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "pdf", "noise_8pages.pdf"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ func buildToolhost(t *testing.T) string {
 		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	cmd := exec.Command(goCmd, "build", "-o", bin, "./cmd/toolhost")
-	cmd.Dir = testmodule.Root()
+	cmd.Dir = testkit.Root()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/toolhost: %v\n%s", err, out)
 	}

@@ -17,9 +17,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/engines"
-	"github.com/toolhost/toolhost/internal/native/nativetest"
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // docExample is one curl command of a shell block of the docs.
@@ -60,7 +59,7 @@ var docPlaceholders = struct {
 // docs/tools/*.md, in that order, each page's examples in page order.
 func docPages(t *testing.T) []string {
 	t.Helper()
-	root := testmodule.Root()
+	root := testkit.Root()
 	pages := []string{"README.md"}
 	for _, pattern := range []string{"docs/*.md", "docs/tools/*.md"} {
 		found, err := filepath.Glob(filepath.Join(root, pattern))
@@ -169,7 +168,7 @@ func docExamples(t *testing.T, pages []string) []docExample {
 	t.Helper()
 	var out []docExample
 	for _, page := range pages {
-		text, err := os.ReadFile(filepath.Join(testmodule.Root(), page))
+		text, err := os.ReadFile(filepath.Join(testkit.Root(), page))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +283,7 @@ func TestDocsExamples(t *testing.T) {
 	requireTool(t, "curl")
 	sh := requireTool(t, "sh")
 	for _, p := range engines.Packages() {
-		nativetest.RequireEngines(t, p)
+		testkit.RequireEngines(t, p.Name, p.MissingEngines())
 	}
 	examples := docExamples(t, docPages(t))
 	if len(examples) == 0 {
@@ -297,7 +296,7 @@ func TestDocsExamples(t *testing.T) {
 	// modules) only slows the server's start and shutdown, which under
 	// the race detector overran the test's shutdown deadline.
 	modules := map[string][]byte{}
-	mains, err := filepath.Glob(filepath.Join(testmodule.Root(), "plugins-src", "*", "main.go"))
+	mains, err := filepath.Glob(filepath.Join(testkit.Root(), "plugins-src", "*", "main.go"))
 	if err != nil || len(mains) == 0 {
 		t.Fatalf("no bundled tool package in plugins-src/ (%v)", err)
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // The hostile catalogue, live (issue 11, "A hostile catalogue that grows"):
@@ -104,11 +104,11 @@ var hostileCases = []hostileCase{
 	// start fuel.
 	{name: "start_loop", drop: fixture("start_loop"), refused: []string{"load_timeout/image"}, within: liveImageTimeout},
 	// Structure bombs, refused before compiling.
-	{name: "br_table of 1,000,000 labels", drop: generated("br_table_1m", func() []byte { return testmodule.Funcs(1, testmodule.BrTableBody(1_000_000)) }), refused: []string{"module_limits/br_table_targets"}},
-	{name: "200,001 functions", drop: generated("functions_200k", func() []byte { return testmodule.Funcs(200_001, []byte{0, 0x0b}) }), refused: []string{"module_limits/functions"}},
-	{name: "20,000 ifs in a row", drop: generated("ifs_20k", func() []byte { return testmodule.Funcs(1, testmodule.RunBody("if", 20_000)) }), refused: []string{"module_limits/dominator_depths"}},
-	{name: "40,000 br_ifs to one block", drop: generated("br_ifs_40k", func() []byte { return testmodule.Funcs(1, testmodule.RunBody("br_if", 40_000)) }), refused: []string{"module_limits/dominator_depths", "module_limits/label_branches"}},
-	{name: "10,000 loops in a row", drop: generated("loops_10k", func() []byte { return testmodule.Funcs(1, testmodule.RunBody("loop", 10_000)) }), refused: []string{"module_limits/dominator_depths"}},
+	{name: "br_table of 1,000,000 labels", drop: generated("br_table_1m", func() []byte { return testkit.Funcs(1, testkit.BrTableBody(1_000_000)) }), refused: []string{"module_limits/br_table_targets"}},
+	{name: "200,001 functions", drop: generated("functions_200k", func() []byte { return testkit.Funcs(200_001, []byte{0, 0x0b}) }), refused: []string{"module_limits/functions"}},
+	{name: "20,000 ifs in a row", drop: generated("ifs_20k", func() []byte { return testkit.Funcs(1, testkit.RunBody("if", 20_000)) }), refused: []string{"module_limits/dominator_depths"}},
+	{name: "40,000 br_ifs to one block", drop: generated("br_ifs_40k", func() []byte { return testkit.Funcs(1, testkit.RunBody("br_if", 40_000)) }), refused: []string{"module_limits/dominator_depths", "module_limits/label_branches"}},
+	{name: "10,000 loops in a row", drop: generated("loops_10k", func() []byte { return testkit.Funcs(1, testkit.RunBody("loop", 10_000)) }), refused: []string{"module_limits/dominator_depths"}},
 	{name: "tables_bomb", drop: fixture("tables_bomb"), refused: []string{"module_limits/tables"}},
 	{name: "br_table_bomb under the defaults", drop: sidecarFixture("br_table_bomb", nil), listed: "br_table_bomb"},
 	{name: "function_bomb under the defaults", drop: sidecarFixture("function_bomb", nil), listed: "function_bomb"},
@@ -472,7 +472,7 @@ func procStatus(t *testing.T) (rss uint64, threads int) {
 // fixture drops testdata/hostile/NAME.wat as NAME.wasm.
 func fixture(name string) func(*testing.T, *rig) string {
 	return func(t *testing.T, r *rig) string {
-		r.drop(name+".wasm", testmodule.WAT(t, name))
+		r.drop(name+".wasm", testkit.WAT(t, name))
 		return name + ".wasm"
 	}
 }
@@ -491,7 +491,7 @@ func generated(name string, gen func() []byte) func(*testing.T, *rig) string {
 func sidecarFixture(name string, policy map[string]any) func(*testing.T, *rig) string {
 	return func(t *testing.T, r *rig) string {
 		r.drop(name+".tool.json", sidecarDeclaration(t, name, policy))
-		r.drop(name+".wasm", testmodule.WAT(t, name))
+		r.drop(name+".wasm", testkit.WAT(t, name))
 		return name + ".wasm"
 	}
 }
@@ -500,7 +500,7 @@ func sidecarFixture(name string, policy map[string]any) func(*testing.T, *rig) s
 // its one operation calling compute under the run cases' policy.
 func sidecarDeclaration(t *testing.T, code string, policy map[string]any) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
+	b, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +568,7 @@ func sparse(name string, size int64, sidecar bool) func(*testing.T, *rig) string
 			t.Fatal(err)
 		}
 		if sidecar {
-			r.drop(name+".wasm", testmodule.WAT(t, "loop"))
+			r.drop(name+".wasm", testkit.WAT(t, "loop"))
 		}
 		return name + ".wasm"
 	}
@@ -581,7 +581,7 @@ func longName(n int) func(*testing.T, *rig) string {
 		path := filepath.Join(r.tools, name)
 		// No temporary name can be longer: write in place, settled by
 		// the settle rule.
-		if err := os.WriteFile(path, testmodule.WAT(t, "ping"), 0o644); err != nil {
+		if err := os.WriteFile(path, testkit.WAT(t, "ping"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return name

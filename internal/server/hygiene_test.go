@@ -14,7 +14,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/api"
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // HTTP hygiene on the composed server (issue 12, item 6): /readyz turns
@@ -210,7 +210,7 @@ func TestReadyAfterTheFirstScan(t *testing.T) {
 	modules := bundled(t)
 	// Refused at its image deadline; the deadline leaves the bundled modules
 	// room to image on a loaded machine (their _initialize in the interpreter).
-	modules["loop.wasm"] = testmodule.WAT(t, "image_loop")
+	modules["loop.wasm"] = testkit.WAT(t, "image_loop")
 	r := startConfigured(t, modules, false, func(c *server.Config) {
 		c.Loading = server.LoadingConfig{Background: true, Image: 6 * time.Second}
 	})

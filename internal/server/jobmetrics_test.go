@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // /metrics reports the jobs by state from the job store (issue 16, item
@@ -16,7 +16,7 @@ import (
 // beside them the cache folder's lookups of the modules loaded and the
 // native supervisor's live workers and job cgroups.
 func TestJobsByStateMetric(t *testing.T) {
-	r := startConfigured(t, map[string][]byte{"ping.wasm": testmodule.WAT(t, "ping")}, true, func(c *server.Config) {
+	r := startConfigured(t, map[string][]byte{"ping.wasm": testkit.WAT(t, "ping")}, true, func(c *server.Config) {
 		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
 	})
 	scrape := func() string {

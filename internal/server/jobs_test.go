@@ -22,7 +22,7 @@ import (
 	"github.com/toolhost/toolhost/internal/engines"
 	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/supervisor"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
@@ -232,7 +232,7 @@ func problemCode(t *testing.T, name string, status int, h http.Header, body []by
 
 func readPDF(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "pdf", name))
+	b, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "pdf", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,7 +637,7 @@ func TestJobsAcrossRestart(t *testing.T) {
 // first; it returns the server and its base URL.
 func serve(t *testing.T, configure func(*server.Config)) (*server.Server, string) {
 	t.Helper()
-	cfg := server.Config{CacheDir: testmodule.CacheDir(), Natives: engines.Packages(),
+	cfg := server.Config{CacheDir: testkit.CacheDir(), Natives: engines.Packages(),
 		Supervisor: supervisor.Config{Executable: os.Args[0], Env: []string{workerEnv + "=1"}},
 		Logger:     slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	configure(&cfg)

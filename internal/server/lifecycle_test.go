@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 const pingRun = `{"input":{"operation":"ping"}}`
@@ -28,8 +28,8 @@ func TestListensWhileAHostileModuleLoads(t *testing.T) {
 	began := time.Now()
 	r := startConfigured(t, map[string][]byte{
 		"codec.wasm": module(t, "plugins-src/codec"),
-		"ping.wasm":  testmodule.WAT(t, "ping"),
-		"loop.wasm":  testmodule.WAT(t, "image_loop"),
+		"ping.wasm":  testkit.WAT(t, "ping"),
+		"loop.wasm":  testkit.WAT(t, "image_loop"),
 	}, false, func(c *server.Config) {
 		// The server's own load wait, and room for every load at once
 		// whatever GOMAXPROCS is.
@@ -71,16 +71,16 @@ func TestShutdownWithinItsTimeout(t *testing.T) {
 	}
 	// Its _initialize loops in host calls: the image phase runs to host's
 	// own 10 s bound, the loader's deadline being ten minutes.
-	write("stuck.wasm", testmodule.WAT(t, "init_host_loop"))
+	write("stuck.wasm", testkit.WAT(t, "init_host_loop"))
 	// The loop's hard deadline is 20 s; its request deadline must cover
 	// it with the queue, cleanup and reserves.
 	write("spin.tool.json", sidecarDeclaration(t, "spin", map[string]any{
 		"engine_timeout_ms": 18_000, "soft_timeout_ms": 19_000, "hard_timeout_ms": 20_000,
 		"request_timeout_ms": 40_000, "client_timeout_ms": 45_000,
 	}))
-	write("spin.wasm", testmodule.WAT(t, "host_alloc_loop"))
+	write("spin.wasm", testkit.WAT(t, "host_alloc_loop"))
 	srv, err := server.New(context.Background(), server.Config{
-		ToolsDir: tools, DataDir: t.TempDir(), CacheDir: testmodule.CacheDir(),
+		ToolsDir: tools, DataDir: t.TempDir(), CacheDir: testkit.CacheDir(),
 		Settle:  50 * time.Millisecond,
 		Loading: server.LoadingConfig{Wait: 300 * time.Millisecond, Image: 10 * time.Minute, MaxLoads: 4},
 		Logger:  slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),

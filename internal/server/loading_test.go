@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // loadingDiag is the part of diagnostics that lists loads in progress.
@@ -72,7 +72,7 @@ func (r *rig) readyz() readyTools {
 // until it is refused: then it is in the failures and in neither.
 func TestDiagnosticsListLoadsInProgress(t *testing.T) {
 	const imageDeadline = 4 * time.Second
-	r := startConfigured(t, map[string][]byte{"ping.wasm": testmodule.WAT(t, "ping")}, false, func(c *server.Config) {
+	r := startConfigured(t, map[string][]byte{"ping.wasm": testkit.WAT(t, "ping")}, false, func(c *server.Config) {
 		c.Loading = server.LoadingConfig{Wait: 300 * time.Millisecond, Image: imageDeadline, MaxLoads: 4}
 	})
 	if rd := r.readyz(); rd.Checks.Tools.Loading != 0 || rd.Checks.Tools.Abandoned != 0 {
@@ -83,7 +83,7 @@ func TestDiagnosticsListLoadsInProgress(t *testing.T) {
 	}
 
 	dropped := time.Now()
-	r.drop("loop.wasm", testmodule.WAT(t, "image_loop"))
+	r.drop("loop.wasm", testkit.WAT(t, "image_loop"))
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		d, body := r.loadingDiagnostics()
@@ -165,8 +165,8 @@ type loadingAnswer struct {
 // answers.
 func TestLoadingIsNotAbsence(t *testing.T) {
 	r := startConfigured(t, map[string][]byte{
-		"loop.wasm": testmodule.WAT(t, "image_loop"),
-		"ping.wasm": testmodule.WAT(t, "ping"),
+		"loop.wasm": testkit.WAT(t, "image_loop"),
+		"ping.wasm": testkit.WAT(t, "ping"),
 	}, false, func(c *server.Config) {
 		c.Loading = server.LoadingConfig{Background: true, Image: 3 * time.Second, MaxLoads: 1}
 	})

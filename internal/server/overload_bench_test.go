@@ -25,7 +25,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // BenchmarkOverload is `make bench-overload` (issue 11, finding 9): a real
@@ -144,7 +144,7 @@ func startBench(b *testing.B, mode guard.Mode, a guard.Allowance) *benchServer {
 	b.Helper()
 	tools := b.TempDir()
 	for _, pkg := range []string{"codec", "text"} {
-		wasm, err := os.ReadFile(testmodule.GoPath(b, "plugins-src/"+pkg))
+		wasm, err := os.ReadFile(testkit.GoPath(b, "plugins-src/"+pkg))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func startBench(b *testing.B, mode guard.Mode, a guard.Allowance) *benchServer {
 	table := guard.DefaultTable()
 	table.Classes[guard.ClassRun] = guard.Class{Anonymous: a, Session: a, User: a, App: a, Sandbox: a}
 	srv, err := server.New(context.Background(), server.Config{
-		ToolsDir: tools, DataDir: b.TempDir(), CacheDir: testmodule.CacheDir(),
+		ToolsDir: tools, DataDir: b.TempDir(), CacheDir: testkit.CacheDir(),
 		Logger: slog.New(handled),
 		Guard:  server.GuardConfig{Mode: mode, Quotas: &table},
 	})

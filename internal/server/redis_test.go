@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/guard"
-	"github.com/toolhost/toolhost/internal/redisconn/redistest"
 	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testkit/redistest"
 )
 
 // TestRedisSharedGuard: two servers over one Redis (serve --redis) share

@@ -23,7 +23,7 @@ import (
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // BenchmarkRunPath measures the HTTP request path of a sync run (issue 13,
@@ -86,10 +86,10 @@ func startRunPath(b *testing.B, conns int) *runPathServer {
 	b.Helper()
 	tools := b.TempDir()
 	files := map[string]string{
-		"codec.wasm":       testmodule.GoPath(b, "plugins-src/codec"),
-		"text.wasm":        testmodule.GoPath(b, "plugins-src/text"),
-		"vowels.wasm":      testmodule.ExtismPath(b, "vowels"),
-		"vowels.tool.json": filepath.Join(testmodule.Root(), "testdata/extism/vowels/vowels.tool.json"),
+		"codec.wasm":       testkit.GoPath(b, "plugins-src/codec"),
+		"text.wasm":        testkit.GoPath(b, "plugins-src/text"),
+		"vowels.wasm":      testkit.ExtismPath(b, "vowels"),
+		"vowels.tool.json": filepath.Join(testkit.Root(), "testdata/extism/vowels/vowels.tool.json"),
 	}
 	for name, path := range files {
 		data, err := os.ReadFile(path)
@@ -113,7 +113,7 @@ func startRunPath(b *testing.B, conns int) *runPathServer {
 		table.Classes[name] = guard.Class{Anonymous: open, Session: open, User: open, App: open, Sandbox: open}
 	}
 	srv, err := server.New(context.Background(), server.Config{
-		ToolsDir: tools, DataDir: b.TempDir(), CacheDir: testmodule.CacheDir(),
+		ToolsDir: tools, DataDir: b.TempDir(), CacheDir: testkit.CacheDir(),
 		Platform: p,
 		Logger:   slog.New(slog.NewJSONHandler(io.Discard, nil)),
 		Guard:    server.GuardConfig{Mode: guard.Report, Quotas: &table},

@@ -25,7 +25,7 @@ import (
 	"github.com/toolhost/toolhost/internal/engines"
 	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/supervisor"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
@@ -59,7 +59,7 @@ type rig struct {
 // guest), by repository path.
 func module(t *testing.T, pkg string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(testmodule.GoPath(t, pkg))
+	b, err := os.ReadFile(testkit.GoPath(t, pkg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func startConfigured(t *testing.T, modules map[string][]byte, natives bool, conf
 	}
 	ctx := context.Background()
 	cfg := server.Config{
-		ToolsDir: r.tools, DataDir: t.TempDir(), CacheDir: testmodule.CacheDir(),
+		ToolsDir: r.tools, DataDir: t.TempDir(), CacheDir: testkit.CacheDir(),
 		Rescan: 200 * time.Millisecond, Settle: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 		// Generation 1 holds the modules the tests start with, however
@@ -708,7 +708,7 @@ func TestConcurrentBatches(t *testing.T) {
 // batch mixing the PAC allocator, a PDF tool and a WASM tool.
 func TestNativeTools(t *testing.T) {
 	r := startWith(t, map[string][]byte{"codec.wasm": module(t, "plugins-src/codec")}, true)
-	pdf, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "pdf", "letter_3pages.pdf"))
+	pdf, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "pdf", "letter_3pages.pdf"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // pgProxy is a TCP proxy on loopback in front of the test's PostgreSQL

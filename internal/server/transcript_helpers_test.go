@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // The golden HTTP transcripts (testdata/http/*.golden): each case sends
@@ -32,7 +32,7 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/http/*.golden from the server's answers")
 
 // goldenDir is where the transcripts live.
-var goldenDir = filepath.Join(testmodule.Root(), "testdata", "http")
+var goldenDir = filepath.Join(testkit.Root(), "testdata", "http")
 
 // shownHeaders are the response headers a transcript records, in the
 // order it records them; the others (Date, Content-Length) say nothing

@@ -16,7 +16,7 @@ import (
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/server"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -110,7 +110,7 @@ func startTranscripts(t *testing.T) *rig {
 // Without them the test is skipped, except under CI=true, where it fails.
 func builtModules(t *testing.T) map[string][]byte {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(testmodule.Root(), "wasm", "*.wasm"))
+	paths, err := filepath.Glob(filepath.Join(testkit.Root(), "wasm", "*.wasm"))
 	if err != nil {
 		t.Fatal(err)
 	}

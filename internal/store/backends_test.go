@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // TestBackends opens each backend twice (the second open applies nothing)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/internal/store"
-	"github.com/toolhost/toolhost/internal/store/storetest"
+	"github.com/toolhost/toolhost/internal/testkit/storetest"
 )
 
 // TestSharedKey: one key per name, made once, the same for every process

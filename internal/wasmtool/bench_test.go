@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -16,7 +16,7 @@ var kibText = strings.Repeat("Héllo Wörld, ", 1024/14+1)[:1024]
 
 func benchItem(b *testing.B, pkg, code, params string) {
 	l := newLoader(b)
-	tool, err := l.Load(context.Background(), testmodule.Go(b, pkg), nil)
+	tool, err := l.Load(context.Background(), testkit.Go(b, pkg), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
@@ -20,7 +20,7 @@ var docSidecar = regexp.MustCompile("(?s)<!-- sidecar: ([a-z0-9_-]+) -->\\s*```j
 // decoder and refuse no service; the config example runs against
 // testdata/plugin.wat, whose greet export outputs config_get("greeting").
 func TestDocSidecars(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join(testmodule.Root(), "docs", "tool-authors.md"))
+	doc, err := os.ReadFile(filepath.Join(testkit.Root(), "docs", "tool-authors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

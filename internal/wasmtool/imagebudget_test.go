@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -27,7 +27,7 @@ func TestLoadImageBudget(t *testing.T) {
 				t.Skip("may take host's 10 s image bound")
 			}
 			start := time.Now()
-			_, err := l.Load(context.Background(), testmodule.WAT(t, name), nil)
+			_, err := l.Load(context.Background(), testkit.WAT(t, name), nil)
 			took := time.Since(start)
 			t.Logf("%s: refused after %v: %v", name, took.Round(time.Millisecond), err)
 			wantReason(t, err, wasmtool.LoadTimeout, wasmtool.PhaseImage)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/policy"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -81,7 +81,7 @@ func TestLoadFileRefusesFIFOs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ping := filepath.Join(dir, "ping.wasm")
-	if err := os.WriteFile(ping, testmodule.WAT(t, "ping"), 0o644); err != nil {
+	if err := os.WriteFile(ping, testkit.WAT(t, "ping"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Mkfifo(filepath.Join(dir, "ping.tool.json"), 0o644); err != nil {
@@ -133,7 +133,7 @@ func TestLoadFileRefusesHugeFilesUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	side := filepath.Join(dir, "side.wasm")
-	if err := os.WriteFile(side, testmodule.WAT(t, "ping"), 0o644); err != nil {
+	if err := os.WriteFile(side, testkit.WAT(t, "ping"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(wasmtool.SidecarPath(side), nil, 0o644); err != nil {
@@ -163,7 +163,7 @@ func TestLoadFileRefusesHugeFilesUnread(t *testing.T) {
 func TestLoadFileLongName(t *testing.T) {
 	l := newLoader(t)
 	path := filepath.Join(t.TempDir(), strings.Repeat("n", 250)+".wasm")
-	if err := os.WriteFile(path, testmodule.WAT(t, "ping"), 0o644); err != nil {
+	if err := os.WriteFile(path, testkit.WAT(t, "ping"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tool, err := l.LoadFile(context.Background(), path)
@@ -188,7 +188,7 @@ func manyFunctions(t *testing.T, n int) []byte {
 	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := testmodule.CompileWAT(src)
+	out, err := testkit.CompileWAT(src)
 	if err != nil {
 		t.Skip(err)
 	}
@@ -214,7 +214,7 @@ func TestLoadCompileDeadline(t *testing.T) {
 	// The only slot is still held by the abandoned compile.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	if _, err := l.Load(ctx, testmodule.WAT(t, "ping"), nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := l.Load(ctx, testkit.WAT(t, "ping"), nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a load while the abandoned compile holds the only slot: %v", err)
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -229,7 +229,7 @@ func TestLoadCompileDeadline(t *testing.T) {
 func TestLoadImageDeadline(t *testing.T) {
 	l := phaseLoader(t, wasmtool.Config{ImageTimeout: 500 * time.Millisecond})
 	start := time.Now()
-	_, err := l.Load(context.Background(), testmodule.WAT(t, "image_loop"), nil)
+	_, err := l.Load(context.Background(), testkit.WAT(t, "image_loop"), nil)
 	wantReason(t, err, wasmtool.LoadTimeout, wasmtool.PhaseImage)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("refused after %v, image deadline 500 ms", took)
@@ -241,7 +241,7 @@ func TestLoadDescribeDeadline(t *testing.T) {
 	// Shorter than the time the loop takes to burn describe's fuel.
 	l := phaseLoader(t, wasmtool.Config{DescribeTimeout: 100 * time.Millisecond})
 	start := time.Now()
-	_, err := l.Load(context.Background(), testmodule.WAT(t, "describe_loop"), nil)
+	_, err := l.Load(context.Background(), testkit.WAT(t, "describe_loop"), nil)
 	wantReason(t, err, wasmtool.LoadTimeout, wasmtool.PhaseDescribe)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("refused after %v, describe deadline 100 ms", took)
@@ -254,7 +254,7 @@ func TestLoadContextEnds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	err := within(t, 10*time.Second, "Load", func() error {
-		_, err := l.Load(ctx, testmodule.WAT(t, "describe_loop"), nil)
+		_, err := l.Load(ctx, testkit.WAT(t, "describe_loop"), nil)
 		return err
 	})
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -277,7 +277,7 @@ func TestLoadStructureRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := l.Load(context.Background(), testmodule.WAT(t, tt.module), nil)
+			_, err := l.Load(context.Background(), testkit.WAT(t, tt.module), nil)
 			wantReason(t, err, tt.reason, tt.detail)
 		})
 	}

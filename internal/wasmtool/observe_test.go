@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -52,7 +52,7 @@ func (r *recorder) seen() []string {
 func TestObserverFollowsTheLoad(t *testing.T) {
 	l := phaseLoader(t, wasmtool.Config{CompileTimeout: 40 * time.Second, DescribeTimeout: 3 * time.Second})
 	path := filepath.Join(t.TempDir(), "ping.wasm")
-	if err := os.WriteFile(path, testmodule.WAT(t, "ping"), 0o644); err != nil {
+	if err := os.WriteFile(path, testkit.WAT(t, "ping"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var rec recorder

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
@@ -18,7 +18,7 @@ import (
 // with one export per behaviour (echo, greet, fail, badutf8, spin, grow).
 func plugin(t testing.TB) []byte {
 	t.Helper()
-	path, err := testmodule.CompileWAT("testdata/plugin.wat")
+	path, err := testkit.CompileWAT("testdata/plugin.wat")
 	if err != nil {
 		t.Fatal(err)
 	}

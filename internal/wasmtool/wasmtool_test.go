@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolhost/toolhost/host"
 	"github.com/toolhost/toolhost/internal/policy"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
@@ -44,7 +44,7 @@ func TestLoadRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := l.Load(context.Background(), testmodule.WAT(t, tt.module), nil)
+			_, err := l.Load(context.Background(), testkit.WAT(t, tt.module), nil)
 			var le *wasmtool.LoadError
 			if !errors.As(err, &le) || le.Reason != tt.reason {
 				t.Fatalf("Load = %v, want %s", err, tt.reason)
@@ -61,7 +61,7 @@ func TestLoadRefusals(t *testing.T) {
 // A describe that declares an open object gets its service refused by the
 // schema profile, with the reason, while the module itself loads.
 func TestDescribeLies(t *testing.T) {
-	tool, err := newLoader(t).Load(context.Background(), testmodule.WAT(t, "describe_lies"), nil)
+	tool, err := newLoader(t).Load(context.Background(), testkit.WAT(t, "describe_lies"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestDescribeLies(t *testing.T) {
 
 func TestRunPing(t *testing.T) {
 	l := newLoader(t)
-	tool, err := l.Load(context.Background(), testmodule.WAT(t, "ping"), nil)
+	tool, err := l.Load(context.Background(), testkit.WAT(t, "ping"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRunPing(t *testing.T) {
 }
 
 func TestOutputLies(t *testing.T) {
-	tool, err := newLoader(t).Load(context.Background(), testmodule.WAT(t, "output_lies"), nil)
+	tool, err := newLoader(t).Load(context.Background(), testkit.WAT(t, "output_lies"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func TestOutputLies(t *testing.T) {
 // compute, runs through its sidecar manifest: its input mapping gives it
 // the parameter text as raw text, and its JSON output is the result.
 func TestExtismPluginWithSidecar(t *testing.T) {
-	wasm := testmodule.Extism(t, "vowels")
-	manifest, err := os.ReadFile(filepath.Join(testmodule.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
+	wasm := testkit.Extism(t, "vowels")
+	manifest, err := os.ReadFile(filepath.Join(testkit.Root(), "testdata", "extism", "vowels", "vowels.tool.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

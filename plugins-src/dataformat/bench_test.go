@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 )
 
 // BenchmarkLoad is the module's load on a cold compilation cache: wazero's

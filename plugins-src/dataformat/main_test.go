@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
 var codes = []string{"yaml_json", "toml_json", "csv_json", "query_string", "xml", "json_diff", "json_query"}

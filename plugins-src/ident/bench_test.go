@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 )
 
 // BenchmarkFreshItem is one tiny item of each service through the whole

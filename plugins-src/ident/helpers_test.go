@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 	"github.com/toolhost/toolhost/internal/wire"
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
 var codes = []string{"hex", "base32", "base58", "hmac", "checksum", "uuid", "jwt", "number_base", "unix_time", "color", "semver", "ip_cidr"}

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 	"github.com/toolhost/toolhost/plugins-src/internal/binenc"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
 func TestDeclaration(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
 func load(t *testing.T) *bundledtest.Tools {

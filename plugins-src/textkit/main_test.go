@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/testkit/bundledtest"
 	"github.com/toolhost/toolhost/plugins-src/internal/bundled"
-	"github.com/toolhost/toolhost/plugins-src/internal/bundledtest"
 )
 
 // codes are the package's services, in declaration order.

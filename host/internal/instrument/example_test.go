@@ -10,13 +10,13 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // The host's side of fuel: rewrite, compile, set the budget before a call,
 // read the global after it.
 func ExampleRewrite() {
-	path, err := testmodule.CompileWAT("testdata/features.wat")
+	path, err := testkit.CompileWAT("testdata/features.wat")
 	if err != nil {
 		log.Fatal(err)
 	}

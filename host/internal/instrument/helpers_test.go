@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // readTestdata returns the module of testdata/NAME.wat (given as NAME.wat
@@ -19,7 +19,7 @@ import (
 // no built module is committed.
 func readTestdata(t testing.TB, name string) []byte {
 	t.Helper()
-	path, err := testmodule.CompileWAT(filepath.Join("testdata", strings.TrimSuffix(strings.TrimSuffix(name, ".wasm"), ".wat")+".wat"))
+	path, err := testkit.CompileWAT(filepath.Join("testdata", strings.TrimSuffix(strings.TrimSuffix(name, ".wasm"), ".wat")+".wat"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // brTableCode is code that runs a br_table of labels labels (its default
@@ -233,7 +233,7 @@ func TestBrTableBombRefusedAtOnce(t *testing.T) {
 func TestBundledModulesWithinLimits(t *testing.T) {
 	for _, pkg := range []string{"plugins-src/codec", "plugins-src/markup", "plugins-src/text"} {
 		t.Run(pkg, func(t *testing.T) {
-			wasm := testmodule.Go(t, pkg)
+			wasm := testkit.Go(t, pkg)
 			_, info := mustRewrite(t, wasm, Options{})
 			t.Logf("%d bytes: %d functions, %d tables, %d table elements (%d bytes), br_table labels %d in one function, %d in all; "+
 				"dominator depths %d in one function, %d in all; %d ways into one label",

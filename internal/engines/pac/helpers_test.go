@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/native"
-	"github.com/toolhost/toolhost/internal/native/nativetest"
 	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wire"
@@ -25,7 +25,8 @@ import (
 // and fails it instead under CI=true, where .ci/run installs coinor-cbc.
 func requireCBC(t *testing.T) {
 	t.Helper()
-	nativetest.RequireEngines(t, Package())
+	p := Package()
+	testkit.RequireEngines(t, p.Name, p.MissingEngines())
 }
 
 // definition is the decoded, checked declaration of the service.

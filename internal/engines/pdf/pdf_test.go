@@ -14,9 +14,9 @@ import (
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/engines/pdf"
 	"github.com/toolhost/toolhost/internal/native"
-	"github.com/toolhost/toolhost/internal/native/nativetest"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wire"
@@ -26,7 +26,8 @@ import (
 // fails it instead under CI=true.
 func requireEngines(t *testing.T) {
 	t.Helper()
-	nativetest.RequireEngines(t, pdf.Package())
+	p := pdf.Package()
+	testkit.RequireEngines(t, p.Name, p.MissingEngines())
 }
 
 // service is a declared service as the platform sees it: its checked

@@ -1,4 +1,4 @@
-package testmodule
+package testkit
 
 // Generated modules: the structure bombs too large to commit as WAT (a
 // br_table of a million labels, runs of tens of thousands of branches),

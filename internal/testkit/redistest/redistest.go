@@ -25,26 +25,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolhost/toolhost/internal/redisconn"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // Env names the shared test Redis, such as redis://127.0.0.1:6379/0.
 const Env = "TOOLHOST_TEST_REDIS"
-
-// Missing skips the test with why, or fails it under CI=true.
-func Missing(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s (required under CI=true)", why)
-	}
-	t.Skip(why)
-}
 
 // URL returns TOOLHOST_TEST_REDIS, or skips (fails under CI) without it.
 func URL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(Env)
 	if u == "" {
-		Missing(t, Env+" is not set: no Redis to test against")
+		testkit.Missing(t, Env+" is not set: no Redis to test against")
 	}
 	return u
 }
@@ -94,7 +86,7 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		Missing(t, "redis-server is not on PATH (apt-get install redis-server)")
+		testkit.Missing(t, "redis-server is not on PATH (apt-get install redis-server)")
 	}
 	s := &Server{t: t, Port: freePort(t)}
 	s.Start()
@@ -184,7 +176,7 @@ type Sentinel struct {
 func StartSentinel(t testing.TB) *Sentinel {
 	t.Helper()
 	if _, err := exec.LookPath("redis-sentinel"); err != nil {
-		Missing(t, "redis-sentinel is not on PATH (apt-get install redis-sentinel)")
+		testkit.Missing(t, "redis-sentinel is not on PATH (apt-get install redis-sentinel)")
 	}
 	s := &Sentinel{Master: Start(t), Port: freePort(t)}
 	dir := t.TempDir()
@@ -234,7 +226,7 @@ func (s *Sentinel) URL() string {
 func StartCluster(t testing.TB) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		Missing(t, "redis-server is not on PATH (apt-get install redis-server)")
+		testkit.Missing(t, "redis-server is not on PATH (apt-get install redis-server)")
 	}
 	s := &Server{t: t, Port: freePort(t),
 		args: []string{"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(t.TempDir(), "nodes.conf")}}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // EnvPostgres names the PostgreSQL server of the tests, a postgres:// URL
@@ -59,10 +61,7 @@ func Postgres(t testing.TB) Backend {
 	t.Helper()
 	base := os.Getenv(EnvPostgres)
 	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI must run the PostgreSQL store tests (.ci/run starts a server)", EnvPostgres)
-		}
-		t.Skipf("PostgreSQL store tests skipped: set %s=postgres://user:password@127.0.0.1:5432/db?sslmode=disable to run them", EnvPostgres)
+		testkit.Missing(t, fmt.Sprintf("PostgreSQL store tests skipped: set %s=postgres://user:password@127.0.0.1:5432/db?sslmode=disable to run them (.ci/run starts a server)", EnvPostgres))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
