@@ -66,9 +66,6 @@ func (s *Server) compute(c *gin.Context) {
 	}
 	ans, err := s.cfg.Run.Compute(c.Request.Context(), origin(c), requestID, items, start)
 	if err != nil {
-		if r, ok := run.AsRefusal(err); ok {
-			setLimits(c, r.Limits)
-		}
 		s.seedRefusal(c, err)
 		return
 	}

@@ -39,9 +39,7 @@ func Lookup(snap *registry.Snapshot, id string) (*registry.Service, error) {
 		return svc, nil
 	}
 	if f, ok := snap.Quarantined(id); ok {
-		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+f.Reason+".")
-		r.Reason = f.Reason
-		return nil, r
+		return nil, unavailableRefusal(f.Reason)
 	}
 	return nil, notFound(snap, "No tool has this id.")
 }
@@ -52,13 +50,53 @@ func Runnable(svc *registry.Service) error {
 	p := svc.Platform()
 	switch {
 	case !p.API:
-		return refuse(NotRunnable, "This tool is a page only: it has no run API.")
+		return withReason(refuse(NotRunnable, "This tool is a page only: it has no run API."), issuePageOnly)
 	case !svc.Available():
-		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")
-		r.Reason = svc.StatusReason()
-		return r
+		return serviceUnavailable(svc)
 	}
 	return nil
+}
+
+// serviceUnavailable is the ToolUnavailable refusal of svc, listed but
+// unavailable: its issues are those a compute item of svc carries (one
+// engine_missing per missing engine, say).
+func serviceUnavailable(svc *registry.Service) *Refusal {
+	r := unavailableRefusal(svc.StatusReason())
+	if svc.Unavailable != nil && len(svc.Unavailable.Issues) > 0 {
+		r.Issues, r.IssueCount = svc.Unavailable.Issues, len(svc.Unavailable.Issues)
+	}
+	return r
+}
+
+// issueCode reports whether s is an issue code: lower-case words joined
+// by "_" (a reason such as "engine_missing: qpdf" is not).
+func issueCode(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// unavailableRefusal is the ToolUnavailable refusal of a tool the
+// catalogue lists unavailable for reason.
+func unavailableRefusal(reason string) *Refusal {
+	return withReason(refuse(ToolUnavailable, "The tool is unavailable on this server: "+reason+"."), reason)
+}
+
+// withReason is r with its reason, which is also its one issue: the code
+// a compute item's tool_unavailable carries for the same tool, so every
+// surface says why in the same word.
+func withReason(r *Refusal, reason string) *Refusal {
+	r.Reason = reason
+	if issueCode(reason) {
+		r.Issues, r.IssueCount = []toolerr.Issue{toolerr.NewIssue(reason)}, 1
+	}
+	return r
 }
 
 // Item turns params — a run's parameters, decoded once by the surface —

@@ -50,9 +50,7 @@ func (a *App) RecordUnauthenticated(ctx context.Context, o Origin, tool string) 
 // JobRunnable is App.JobRunnable without the abuse log.
 func JobRunnable(svc *registry.Service, o Origin) error {
 	if !svc.Available() {
-		r := refuse(ToolUnavailable, "The tool is unavailable on this server: "+svc.StatusReason()+".")
-		r.Reason = svc.StatusReason()
-		return r
+		return serviceUnavailable(svc)
 	}
 	if !svc.Platform().Anonymous && o.Caller.Tier == guard.Anonymous {
 		return refuse(Unauthenticated, "This tool needs a signed-in caller.")

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveChild runs `toolhost serve` on tools and data as a child process
+// and returns its address once it is ready; the test's end stops it.
+func serveChild(t *testing.T, tools, data string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--tools-dir", tools,
+		"--data-dir", data, "--cache-dir", t.TempDir(), "--log-format", "json")
+	cmd.Env = append(os.Environ(), "TOOLHOST_TEST_AS_MAIN=1")
+	var logs bytes.Buffer
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		<-done
+	})
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			continue
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return addr
+		}
+	}
+	_ = cmd.Process.Kill()
+	<-done
+	t.Fatalf("the server never became ready; log:\n%s", logs.String())
+	return ""
+}
+
+// post sends body to url, with a bearer token when token is set, and
+// returns the status and the decoded answer.
+func post(t *testing.T, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatalf("POST %s: %d, not JSON: %v", url, resp.StatusCode, err)
+	}
+	return resp.StatusCode, doc
+}
+
+// issueCodes are the codes of a document's issues, sorted.
+func issueCodes(doc map[string]any) []string {
+	var codes []string
+	list, _ := doc["issues"].([]any)
+	for _, is := range list {
+		m, _ := is.(map[string]any)
+		c, _ := m["code"].(string)
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	return codes
+}
+
+// TestRefusalsAgreeAcrossSurfaces drives each refusal of a run through
+// every surface that can make it — `toolhost run`, the run route, the
+// compute route's item — and checks that they give the same reason: each
+// its dialect's code, and the same issue codes (issue 28). The jobs and
+// legacy routes reach the same use cases (run.App.SubmitJob, Legacy) and
+// their refusals are checked in internal/server.
+func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
+	tools := toolsDir(t, "ping")
+	data := t.TempDir()
+	t.Setenv(dataDirEnv, "")
+	token := newToken(t, "--user", "alice", "--data-dir", data)
+	addr := serveChild(t, tools, data)
+
+	// The live pins of ping, for its compute items.
+	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/tools/catalog", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var catalog struct {
+		Items []map[string]any `json:"items"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&catalog)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins := map[string]map[string]any{}
+	for _, d := range catalog.Items {
+		code, _ := d["tool_code"].(string)
+		pins[code] = d
+	}
+	if pins["ping"] == nil {
+		t.Fatalf("the catalogue lacks ping: %v", catalog.Items)
+	}
+
+	tests := []struct {
+		name, tool, params string
+		// The code each surface answers with: the command line's and the
+		// compute item's error code, the run route's status and problem.
+		cli, compute string
+		status       int
+		problem      string
+		// issues are the issue codes every surface gives.
+		issues []string
+	}{
+		{name: "page only", tool: "yt", params: `{"operation":"open"}`, cli: "tool_unavailable", compute: "tool_unavailable",
+			status: 404, problem: "tools.tool.not_runnable", issues: []string{"page_only"}},
+		{name: "no such tool", tool: "nope", params: `{"operation":"x"}`, cli: "unknown_tool", compute: "unknown_tool",
+			status: 404, problem: "tools.tool.not_found"},
+		{name: "invalid input", tool: "ping", params: `{"operation":"ping","x":1}`, cli: "invalid_parameters", compute: "invalid_parameters",
+			status: 422, problem: "tools.run.invalid_input", issues: []string{"additional_properties"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The command line.
+			var stdout, stderr bytes.Buffer
+			run([]string{"run", tt.tool, "--tools-dir", tools, "--cache-dir", t.TempDir()}, strings.NewReader(tt.params), &stdout, &stderr)
+			var cli map[string]any
+			if err := json.Unmarshal(stdout.Bytes(), &cli); err != nil {
+				t.Fatalf("toolhost run: %q %q", stdout.String(), stderr.String())
+			}
+			// The run route.
+			status, problem := post(t, "http://"+addr+"/api/v1/tools/"+tt.tool+"/run", "", `{"input":`+tt.params+`}`)
+			// The compute route's item.
+			p := pins[tt.tool]
+			pin := func(k string) string {
+				if v, ok := p[k].(string); ok {
+					return v
+				}
+				return map[string]string{"contract_version": "1.0.0", "implementation_version": "1.0.0",
+					"schema_fingerprint": strings.Repeat("0", 64)}[k]
+			}
+			batch := `{"request_id":"r1","items":[{"correlation_id":"c1","tool_code":"` + tt.tool +
+				`","contract_version":"` + pin("contract_version") + `","implementation_version":"` + pin("implementation_version") +
+				`","schema_fingerprint":"` + pin("schema_fingerprint") + `","parameters":` + tt.params + `}]}`
+			cstatus, computed := post(t, "http://"+addr+"/api/v1/tools/compute", token, batch)
+			if cstatus != http.StatusOK {
+				t.Fatalf("compute: %d %v", cstatus, computed)
+			}
+			results, _ := computed["results"].([]any)
+			if len(results) != 1 {
+				t.Fatalf("compute: %v", computed)
+			}
+			item, _ := results[0].(map[string]any)["error"].(map[string]any)
+
+			if cli["code"] != tt.cli {
+				t.Errorf("toolhost run: %v, want %s", cli, tt.cli)
+			}
+			if status != tt.status || problem["code"] != tt.problem {
+				t.Errorf("run route: %d %v, want %d %s", status, problem, tt.status, tt.problem)
+			}
+			if item["code"] != tt.compute {
+				t.Errorf("compute item: %v, want %s", item, tt.compute)
+			}
+			for surface, got := range map[string][]string{"toolhost run": issueCodes(cli), "run route": issueCodes(problem), "compute": issueCodes(item)} {
+				if !slices.Equal(got, tt.issues) {
+					t.Errorf("%s gives the issues %v, want %v", surface, got, tt.issues)
+				}
+			}
+		})
+	}
+}
