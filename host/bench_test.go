@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/toolhost/toolhost/host/internal/instrument"
+	"github.com/toolhost/toolhost/host/internal/switches"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -22,9 +23,9 @@ var kib = strings.Repeat("Héllo Wörld, ", 80)[:1024]
 
 var hashEnvelope = []byte(`{"operation":"digest","parameters":{"operation":"digest","text":"` + kib + `","algorithm":"sha256","encoding":"hex"},"tool_code":"hash"}`)
 
-func loadCodec(b *testing.B, cfg Config) *Module {
+func loadCodec(b *testing.B, s switches.Switches) *Module {
 	b.Helper()
-	r, err := NewRuntime(context.Background(), cfg)
+	r, err := NewRuntime(switches.With(context.Background(), s), Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,18 +46,18 @@ func loadCodec(b *testing.B, cfg Config) *Module {
 func BenchmarkItem(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		cfg  Config
+		sw   switches.Switches
 		copy bool
 	}{
-		{"pooled/mapped", Config{}, false},
-		{"pooled/copy", Config{}, true},
-		{"fresh/image", Config{FreshInstances: true}, false},
-		{"fresh/initialize", Config{FreshInstances: true, NoPreinitialise: true}, false},
+		{"pooled/mapped", switches.Switches{}, false},
+		{"pooled/copy", switches.Switches{}, true},
+		{"fresh/image", switches.Switches{FreshInstances: true}, false},
+		{"fresh/initialize", switches.Switches{FreshInstances: true, NoPreinitialise: true}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			noMapping = c.copy
 			defer func() { noMapping = false }()
-			m := loadCodec(b, c.cfg)
+			m := loadCodec(b, c.sw)
 			b.ReportAllocs()
 			var took []time.Duration
 			for b.Loop() {
@@ -67,7 +68,7 @@ func BenchmarkItem(b *testing.B) {
 				took = append(took, time.Since(start))
 			}
 			reportQuantiles(b, took)
-			if st := m.rt.InstanceStats(); c.cfg.FreshInstances == (st.Reused > 0) {
+			if st := m.rt.InstanceStats(); c.sw.FreshInstances == (st.Reused > 0) {
 				b.Fatalf("instance stats %+v", st)
 			}
 		})
@@ -75,7 +76,7 @@ func BenchmarkItem(b *testing.B) {
 	// warm calls compute again and again on one instance: what reusing an
 	// instance would cost, which Toolhost never does (isolation).
 	b.Run("warm", func(b *testing.B) {
-		m := loadCodec(b, Config{})
+		m := loadCodec(b, switches.Switches{})
 		s := &callState{ctx: context.Background(), limits: Limits{}.withDefaults()}
 		ctx := experimental.WithMemoryAllocator(context.WithValue(context.Background(), callStateKey{}, s), allocator{s: s, image: m.image})
 		inst, err := m.cur.rt.InstantiateModule(ctx, m.cur.compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 )
 
 // cleanupMargin is how long past its deadline a stopped guest may take to
@@ -91,7 +92,7 @@ func TestInputSetCopyCountsTowardTheMemoryLimit(t *testing.T) {
 // first: execution_timeout or execution_limit, within the deadline either
 // way. A per-call _initialize is under the call's deadline and fuel.
 func TestStartFunctionEndsAtTheHardDeadline(t *testing.T) {
-	r := newRuntime(t, host.Config{NoPreinitialise: true})
+	r := newRuntimeWith(t, host.Config{}, hosttest.Switches{NoPreinitialise: true})
 	for _, name := range []string{"start_loop", "start_host_loop", "image_loop", "init_host_loop"} {
 		t.Run(name, func(t *testing.T) {
 			m := load(t, r, name)

@@ -80,12 +80,12 @@ var (
 // (docs/host.md, "Module limits").
 const (
 	LimitModuleBytes     = "module_bytes"     // the module's size, [MaxModuleBytes]
-	LimitFunctions       = "functions"        // functions, imported and defined, [Config.MaxFunctions]
-	LimitTables          = "tables"           // tables, [Config.MaxTables]
-	LimitTableElements   = "table_elements"   // one table's or all tables' initial size, [Config.MaxTableElements], [Config.MaxTotalTableElements]
-	LimitBrTableTargets  = "br_table_targets" // br_table labels in one function or in all, [Config.MaxFunctionBrTableTargets], [Config.MaxBrTableTargets]
-	LimitDominatorDepths = "dominator_depths" // basic blocks' dominator-tree depths added up, per function or in all, [Config.MaxFunctionDominatorDepths], [Config.MaxDominatorDepths]
-	LimitLabelBranches   = "label_branches"   // ways into one label, [Config.MaxLabelBranches]
+	LimitFunctions       = "functions"        // functions, imported and defined, [ModuleLimits.MaxFunctions]
+	LimitTables          = "tables"           // tables, [ModuleLimits.MaxTables]
+	LimitTableElements   = "table_elements"   // one table's or all tables' initial size, [ModuleLimits.MaxTableElements], [ModuleLimits.MaxTotalTableElements]
+	LimitBrTableTargets  = "br_table_targets" // br_table labels in one function or in all, [ModuleLimits.MaxFunctionBrTableTargets], [ModuleLimits.MaxBrTableTargets]
+	LimitDominatorDepths = "dominator_depths" // basic blocks' dominator-tree depths added up, per function or in all, [ModuleLimits.MaxFunctionDominatorDepths], [ModuleLimits.MaxDominatorDepths]
+	LimitLabelBranches   = "label_branches"   // ways into one label, [ModuleLimits.MaxLabelBranches]
 	LimitMemoryPages     = "memory_pages"     // the memory's initial size in pages, [Config.MaxMemoryBytes]
 	LimitLocals          = "locals"           // one function's locals, 50,000
 	LimitBlockNesting    = "block_nesting"    // one function's block nesting, 16,384

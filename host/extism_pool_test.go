@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -18,16 +19,16 @@ import (
 func TestExtismPluginPooledAsFresh(t *testing.T) {
 	wasm := testkit.Extism(t, "vowels")
 	ctx := context.Background()
-	loadWith := func(cfg host.Config) *host.Module {
-		m, err := newRuntime(t, cfg).Load(ctx, wasm)
+	loadWith := func(cfg host.Config, s hosttest.Switches) *host.Module {
+		m, err := newRuntimeWith(t, cfg, s).Load(ctx, wasm)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return m
 	}
-	pooled := loadWith(host.Config{IdleInstances: 1})
-	fresh := loadWith(host.Config{FreshInstances: true})
-	unimaged := loadWith(host.Config{FreshInstances: true, NoPreinitialise: true})
+	pooled := loadWith(host.Config{IdleInstances: 1}, hosttest.Switches{})
+	fresh := loadWith(host.Config{}, hosttest.Switches{FreshInstances: true})
+	unimaged := loadWith(host.Config{}, hosttest.Switches{FreshInstances: true, NoPreinitialise: true})
 	if ok, why := pooled.Preinitialised(); !ok {
 		t.Fatalf("vowels is not imaged: %v", why)
 	}

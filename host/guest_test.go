@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -26,7 +27,7 @@ func TestGoGuestIsolation(t *testing.T) {
 		image bool
 	}{{"pre-initialised", true}, {"initialised per call", false}} {
 		t.Run(cfg.name, func(t *testing.T) {
-			r := newRuntime(t, host.Config{NoPreinitialise: !cfg.image})
+			r := newRuntimeWith(t, host.Config{}, hosttest.Switches{NoPreinitialise: !cfg.image})
 			m, err := r.Load(context.Background(), wasm)
 			if err != nil {
 				t.Fatal(err)

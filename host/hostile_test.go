@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -19,7 +20,13 @@ func hostile(t testing.TB, name string) []byte { return testkit.WAT(t, name) }
 
 func newRuntime(t testing.TB, cfg host.Config) *host.Runtime {
 	t.Helper()
-	r, err := host.NewRuntime(context.Background(), cfg)
+	return newRuntimeWith(t, cfg, hosttest.Switches{})
+}
+
+// newRuntimeWith is newRuntime with hosttest's switches s.
+func newRuntimeWith(t testing.TB, cfg host.Config, s hosttest.Switches) *host.Runtime {
+	t.Helper()
+	r, err := hosttest.NewRuntime(context.Background(), cfg, s)
 	if err != nil {
 		t.Fatal(err)
 	}

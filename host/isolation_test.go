@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 )
 
 // A call on a pooled instance observes nothing of the calls before it:
@@ -16,7 +17,7 @@ import (
 // next compute observes what it observes on a fresh instance, with the
 // same fuel, and the instance was reused or discarded for the right reason.
 func TestPooledInstanceIsolation(t *testing.T) {
-	fresh := load(t, newRuntime(t, host.Config{FreshInstances: true}), "leak_state")
+	fresh := load(t, newRuntimeWith(t, host.Config{}, hosttest.Switches{FreshInstances: true}), "leak_state")
 	want, wantFuel := observe(t, fresh)
 	for _, tt := range []struct {
 		export  string
@@ -71,7 +72,7 @@ func observe(t *testing.T, m *host.Module) ([]byte, int64) {
 // dirty their instance and calls that trap: every compute still observes a
 // fresh instance. Run under the race detector by make test.
 func TestPoolConcurrentIsolation(t *testing.T) {
-	want, wantFuel := observe(t, load(t, newRuntime(t, host.Config{FreshInstances: true}), "leak_state"))
+	want, wantFuel := observe(t, load(t, newRuntimeWith(t, host.Config{}, hosttest.Switches{FreshInstances: true}), "leak_state"))
 	r := newRuntime(t, host.Config{IdleInstances: 2})
 	m := load(t, r, "leak_state")
 	exports := []string{"dirty", "dirty_trap", "dirty_fail", "dirty_grow"}
@@ -104,14 +105,14 @@ func TestPoolConcurrentIsolation(t *testing.T) {
 func TestPoolRefusals(t *testing.T) {
 	for _, tt := range []struct {
 		module string
-		cfg    host.Config
+		sw     hosttest.Switches
 		why    string
 	}{
-		{"table_bomb", host.Config{}, "table.grow"},
-		{"leak_state", host.Config{FreshInstances: true}, "FreshInstances"},
-		{"v128_state", host.Config{}, "v128"},
+		{"table_bomb", hosttest.Switches{}, "table.grow"},
+		{"leak_state", hosttest.Switches{FreshInstances: true}, "FreshInstances"},
+		{"v128_state", hosttest.Switches{}, "v128"},
 	} {
-		m := load(t, newRuntime(t, tt.cfg), tt.module)
+		m := load(t, newRuntimeWith(t, host.Config{}, tt.sw), tt.module)
 		if ok, why := m.Pooled(); ok || why == nil || !strings.Contains(why.Error(), tt.why) {
 			t.Errorf("%s: Pooled() = %v, %v; want false and a reason naming %s", tt.module, ok, why, tt.why)
 		}

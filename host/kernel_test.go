@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -42,11 +43,14 @@ func loadWith(t testing.TB, cfg host.Config, wasm []byte) *host.Module {
 func pooledAndFresh(t *testing.T, wasm []byte, f func(t *testing.T, m *host.Module)) {
 	for _, c := range []struct {
 		name string
-		cfg  host.Config
-	}{{"pooled", host.Config{}}, {"fresh", host.Config{FreshInstances: true}}} {
+		sw   hosttest.Switches
+	}{{"pooled", hosttest.Switches{}}, {"fresh", hosttest.Switches{FreshInstances: true}}} {
 		t.Run(c.name, func(t *testing.T) {
-			m := loadWith(t, c.cfg, wasm)
-			if ok, why := m.Pooled(); ok == c.cfg.FreshInstances {
+			m, err := newRuntimeWith(t, host.Config{}, c.sw).Load(context.Background(), wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, why := m.Pooled(); ok == c.sw.FreshInstances {
 				t.Fatalf("Pooled = %v (%v)", ok, why)
 			}
 			f(t, m)

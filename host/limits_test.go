@@ -58,23 +58,23 @@ func TestModuleStructureLimits(t *testing.T) {
 		limit      string
 		value, max uint64
 	}{
-		{name: "br_table fixture", wasm: hostile(t, "br_table_bomb"), cfg: host.Config{MaxFunctionBrTableTargets: 200},
+		{name: "br_table fixture", wasm: hostile(t, "br_table_bomb"), cfg: host.Config{ModuleLimits: host.ModuleLimits{MaxFunctionBrTableTargets: 200}},
 			limit: host.LimitBrTableTargets, value: 201, max: 200},
 		{name: "br_table of 1,000,000 labels", wasm: testkit.Funcs(1, testkit.BrTableBody(1_000_000)),
 			limit: host.LimitBrTableTargets, value: 1_000_000, max: host.DefaultMaxFunctionBrTableTargets},
 		{name: "br_tables over the module's total", wasm: testkit.Funcs(200, testkit.BrTableBody(10_001)),
 			limit: host.LimitBrTableTargets, value: 2_000_200, max: host.DefaultMaxBrTableTargets},
-		{name: "function fixture", wasm: hostile(t, "function_bomb"), cfg: host.Config{MaxFunctions: 300},
+		{name: "function fixture", wasm: hostile(t, "function_bomb"), cfg: host.Config{ModuleLimits: host.ModuleLimits{MaxFunctions: 300}},
 			limit: host.LimitFunctions, value: 301, max: 300},
 		{name: "functions over the default", wasm: testkit.Funcs(host.DefaultMaxFunctions+1, []byte{0, 0x0b}),
 			limit: host.LimitFunctions, value: host.DefaultMaxFunctions + 1, max: host.DefaultMaxFunctions},
 		{name: "1,000 tables of 100,000 funcrefs", wasm: hostile(t, "tables_bomb"),
 			limit: host.LimitTables, value: 1000, max: host.DefaultMaxTables},
-		{name: "tables over the total", wasm: hostile(t, "table_charge"), cfg: host.Config{MaxTotalTableElements: 999_999},
+		{name: "tables over the total", wasm: hostile(t, "table_charge"), cfg: host.Config{ModuleLimits: host.ModuleLimits{MaxTotalTableElements: 999_999}},
 			limit: host.LimitTableElements, value: 1_000_000, max: 999_999},
-		{name: "if-run fixture", wasm: hostile(t, "if_run_bomb"), cfg: host.Config{MaxFunctionDominatorDepths: 100_000},
+		{name: "if-run fixture", wasm: hostile(t, "if_run_bomb"), cfg: host.Config{ModuleLimits: host.ModuleLimits{MaxFunctionDominatorDepths: 100_000}},
 			limit: host.LimitDominatorDepths, value: 100_039, max: 100_000},
-		{name: "br_if fixture", wasm: hostile(t, "br_if_bomb"), cfg: host.Config{MaxLabelBranches: 300},
+		{name: "br_if fixture", wasm: hostile(t, "br_if_bomb"), cfg: host.Config{ModuleLimits: host.ModuleLimits{MaxLabelBranches: 300}},
 			limit: host.LimitLabelBranches, value: 301, max: 300},
 		// The compile bombs of issue 11: 20,000 ifs in a row compiled in
 		// 10 s, 40,000 br_ifs to one block in 27 s; 10,000 loops in 18 s.

@@ -70,15 +70,15 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 	}
 	opts := instrument.Options{
 		ExportGlobals:              true,
-		MaxTableElements:           r.cfg.MaxTableElements,
-		MaxTotalTableElements:      r.cfg.MaxTotalTableElements,
-		MaxTables:                  r.cfg.MaxTables,
-		MaxFunctions:               r.cfg.MaxFunctions,
-		MaxFunctionBrTableTargets:  r.cfg.MaxFunctionBrTableTargets,
-		MaxBrTableTargets:          r.cfg.MaxBrTableTargets,
-		MaxFunctionDominatorDepths: r.cfg.MaxFunctionDominatorDepths,
-		MaxDominatorDepths:         r.cfg.MaxDominatorDepths,
-		MaxLabelBranches:           r.cfg.MaxLabelBranches,
+		MaxTableElements:           r.cfg.ModuleLimits.MaxTableElements,
+		MaxTotalTableElements:      r.cfg.ModuleLimits.MaxTotalTableElements,
+		MaxTables:                  r.cfg.ModuleLimits.MaxTables,
+		MaxFunctions:               r.cfg.ModuleLimits.MaxFunctions,
+		MaxFunctionBrTableTargets:  r.cfg.ModuleLimits.MaxFunctionBrTableTargets,
+		MaxBrTableTargets:          r.cfg.ModuleLimits.MaxBrTableTargets,
+		MaxFunctionDominatorDepths: r.cfg.ModuleLimits.MaxFunctionDominatorDepths,
+		MaxDominatorDepths:         r.cfg.ModuleLimits.MaxDominatorDepths,
+		MaxLabelBranches:           r.cfg.ModuleLimits.MaxLabelBranches,
 		MaxMemoryPages:             uint32(max(1, min(r.cfg.MaxMemoryBytes>>16, 65536))),
 		InitialFuel:                startFuel,
 	}
@@ -86,7 +86,7 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 	// A warm load of an imaged module finds what instrumenting it gave in
 	// the load cache (loadcache.go) and compiles its cached image at once.
 	loadPath := ""
-	if !r.cfg.NoPreinitialise {
+	if !r.switches.NoPreinitialise {
 		loadPath = r.loadCachePath(wasm, opts)
 	}
 	var (
@@ -132,7 +132,7 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 	// or when it cannot be imaged, the instrumented module is compiled and
 	// runs its initialiser in every call.
 	initialize := slices.ContainsFunc(info.Exports, func(e instrument.Export) bool { return e.Name == "_initialize" && e.Kind == instrument.KindFunction })
-	if (initialize || info.Start) && !r.cfg.NoPreinitialise {
+	if (initialize || info.Start) && !r.switches.NoPreinitialise {
 		enterPhase(ctx, PhaseImage)
 		var p *preinitialised
 		if warm {
@@ -214,8 +214,8 @@ func (m *Module) newPool() *instancePool {
 func (m *Module) pooling(ctx context.Context, info instrument.Info) error {
 	cfg := m.rt.cfg
 	switch {
-	case cfg.FreshInstances:
-		return errors.New("the runtime makes a fresh instance for every call (Config.FreshInstances)")
+	case m.rt.switches.FreshInstances:
+		return errors.New("the runtime makes a fresh instance for every call (hosttest.Switches.FreshInstances)")
 	case info.Start && m.image == nil:
 		return errors.New("the module has a start section, which runs once per instance")
 	case m.initialize:

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/toolhost/toolhost/host/internal/switches"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -27,7 +28,7 @@ func TestResetModes(t *testing.T) {
 		}
 		return res.Output
 	}
-	fresh, err := newTestRuntime(t, Config{FreshInstances: true}).Load(ctx, wasm)
+	fresh, err := newTestRuntimeWith(t, Config{}, switches.Switches{FreshInstances: true}).Load(ctx, wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,13 @@ func TestResetModes(t *testing.T) {
 
 func newTestRuntime(t *testing.T, cfg Config) *Runtime {
 	t.Helper()
-	r, err := NewRuntime(context.Background(), cfg)
+	return newTestRuntimeWith(t, cfg, switches.Switches{})
+}
+
+// newTestRuntimeWith is newTestRuntime with the switches s (hosttest's).
+func newTestRuntimeWith(t *testing.T, cfg Config, s switches.Switches) *Runtime {
+	t.Helper()
+	r, err := NewRuntime(switches.With(context.Background(), s), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

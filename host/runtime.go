@@ -7,10 +7,13 @@ import (
 	"sync"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/toolhost/toolhost/host/internal/switches"
 )
 
-// Config configures a [Runtime]. The zero value is usable: no compilation
-// cache on disk, memory capped at 1 GiB per instance.
+// Config configures a [Runtime]: what an embedder sets. The zero value is
+// usable: no compilation cache on disk, memory capped at 1 GiB per
+// instance, the default module limits.
 type Config struct {
 	// CacheDir, when set, holds compiled modules so that a restart does not
 	// recompile. It is created if missing.
@@ -18,37 +21,6 @@ type Config struct {
 	// MaxMemoryBytes caps any instance's linear memory, whatever a call's
 	// Limits say. Default [DefaultMemoryBytes].
 	MaxMemoryBytes uint64
-	// MaxTableElements caps every table a module defines. Default 100,000.
-	MaxTableElements uint32
-	// The module structure limits, checked before a module is compiled; a
-	// module over one is refused with a *[LimitError]. Zero means the
-	// Default of the same name (docs/host.md, "Module limits").
-	// MaxTotalTableElements caps the sum of all tables' sizes, which with
-	// the memory minimum must fit each call's memory limit
-	// ([TableElementBytes] each); br_table targets are counted per function
-	// and per module, each br_table's default label included.
-	MaxFunctions              uint32
-	MaxTables                 uint32
-	MaxTotalTableElements     uint64
-	MaxFunctionBrTableTargets uint32
-	MaxBrTableTargets         uint64
-	// MaxFunctionDominatorDepths and MaxDominatorDepths cap the depths of
-	// the basic blocks the compiler makes of a function, in its dominator
-	// tree, added up per function and per module; MaxLabelBranches the
-	// ways into one label (br, br_if and br_table labels to it, its end,
-	// or a function's returns). The compiler's time grows with both.
-	MaxFunctionDominatorDepths uint64
-	MaxDominatorDepths         uint64
-	MaxLabelBranches           uint32
-	// NoPreinitialise makes every call run the module's _initialize instead
-	// of starting from a captured image (see [Module.Preinitialised]); for
-	// measurements and debugging.
-	NoPreinitialise bool
-	// FreshInstances makes every call instantiate the module and close the
-	// instance afterwards, instead of reusing instances reset to their
-	// pristine state (see [Module.Pooled]); for measurements, debugging
-	// and the tests that compare the two.
-	FreshInstances bool
 	// IdleInstances bounds the reset instances kept per module. Zero
 	// means one per processor, at least two.
 	IdleInstances int
@@ -57,10 +29,6 @@ type Config struct {
 	// log_* call below it is dropped unread. Default (the zero value)
 	// slog.LevelInfo.
 	LogLevel slog.Level
-	// InterpretFirst makes every Load under [WithTiering] start on the
-	// interpreter tier, even when the optimised code is in the cache; for
-	// the tests that compare the tiers, and measurements.
-	InterpretFirst bool
 	// MaxInterpretedBytes bounds the memory the interpreter tier holds at
 	// once (docs/host.md, "Tiered start"), estimated at
 	// [InterpretedBytesPerModuleByte] per byte of each module served from
@@ -69,6 +37,9 @@ type Config struct {
 	// optimising compiler at once, as without tiering. Zero means
 	// [DefaultMaxInterpretedBytes]; negative, no bound.
 	MaxInterpretedBytes int64
+	// ModuleLimits are the structure limits [Runtime.Load] checks before
+	// it compiles a module. The zero value is the defaults.
+	ModuleLimits ModuleLimits
 }
 
 // DefaultMaxInterpretedBytes is the default [Config.MaxInterpretedBytes]:
@@ -86,6 +57,7 @@ const InterpretedBytesPerModuleByte = 24
 // Close releases it; modules loaded from it stop working.
 type Runtime struct {
 	cfg      Config
+	switches switches.Switches // hosttest's, for tests and measurements
 	wazero   wazero.Runtime
 	allowed  map[string]map[string]signature // import module → function name → type
 	logLevel int32                           // Config.LogLevel, in the Extism encoding
@@ -124,8 +96,8 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.MaxMemoryBytes == 0 {
 		cfg.MaxMemoryBytes = DefaultMemoryBytes
 	}
-	if cfg.MaxTableElements == 0 {
-		cfg.MaxTableElements = 100_000
+	if cfg.ModuleLimits.MaxTableElements == 0 {
+		cfg.ModuleLimits.MaxTableElements = 100_000
 	}
 	if cfg.MaxInterpretedBytes == 0 {
 		cfg.MaxInterpretedBytes = DefaultMaxInterpretedBytes
@@ -144,7 +116,7 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		rc = rc.WithCompilationCache(cache)
 	}
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
-	rt := &Runtime{cfg: cfg, wazero: r, allowed: hostFuncSignatures(), logLevel: extismLevel(cfg.LogLevel)}
+	rt := &Runtime{cfg: cfg, switches: switches.From(ctx), wazero: r, allowed: hostFuncSignatures(), logLevel: extismLevel(cfg.LogLevel)}
 	if err := instantiateHostModule(ctx, r, ExtismModule, extismFuncs); err != nil {
 		r.Close(ctx)
 		return nil, fmt.Errorf("instantiating %s: %w", ExtismModule, err)

@@ -293,7 +293,7 @@ func (r *Runtime) markerPath(final []byte, info instrument.Info) string {
 // in the compilation cache.
 func (r *Runtime) knownCompiled(final []byte, info instrument.Info) bool {
 	p := r.markerPath(final, info)
-	if p == "" || r.cfg.InterpretFirst {
+	if p == "" || r.switches.InterpretFirst {
 		return false
 	}
 	_, err := os.Stat(p)

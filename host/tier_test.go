@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -104,7 +105,7 @@ func TestTiersAgree(t *testing.T) {
 	}
 	// The shared test cache keeps the optimised compiles fast;
 	// InterpretFirst starts every module on the interpreter regardless.
-	r := newRuntime(t, host.Config{CacheDir: testkit.CacheDir(), InterpretFirst: true})
+	r := newRuntimeWith(t, host.Config{CacheDir: testkit.CacheDir()}, hosttest.Switches{InterpretFirst: true})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := r.Load(host.WithTiering(context.Background()), c.wasm(t))
@@ -170,7 +171,7 @@ func checkOutcomes(t *testing.T, module string, out []tierOutcome) {
 // tier is swapped in, and every item gives the same result: none is lost
 // or failed by the swap. Run with -race.
 func TestTierSwapUnderLoad(t *testing.T) {
-	r := newRuntime(t, host.Config{CacheDir: testkit.CacheDir(), InterpretFirst: true})
+	r := newRuntimeWith(t, host.Config{CacheDir: testkit.CacheDir()}, hosttest.Switches{InterpretFirst: true})
 	m, err := r.Load(host.WithTiering(context.Background()), testkit.Go(t, "testdata/guests/counter"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
@@ -80,8 +81,8 @@ func quote(s string) string {
 func BenchmarkWASMCompute(b *testing.B) {
 	ctx := context.Background()
 	// TOOLHOST_BENCH_FRESH=1: a new instance per item from the image
-	// (host.Config.FreshInstances) instead of a pooled one reset to it.
-	rt, err := host.NewRuntime(ctx, host.Config{FreshInstances: os.Getenv("TOOLHOST_BENCH_FRESH") == "1"})
+	// (hosttest.Switches.FreshInstances) instead of a pooled one reset to it.
+	rt, err := hosttest.NewRuntime(ctx, host.Config{}, hosttest.Switches{FreshInstances: os.Getenv("TOOLHOST_BENCH_FRESH") == "1"})
 	if err != nil {
 		b.Fatal(err)
 	}

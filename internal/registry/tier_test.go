@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/testkit"
@@ -16,12 +17,12 @@ import (
 )
 
 // tieredConfig is config with a tiered loader on a runtime of its own
-// (host.Config hc), which closes after the registry and the loader's
-// abandoned work.
-func tieredConfig(t *testing.T, dir string, hc host.Config, wc wasmtool.Config) (registry.Config, *logBuffer) {
+// (host.Config hc, hosttest's switches hs), which closes after the
+// registry and the loader's abandoned work.
+func tieredConfig(t *testing.T, dir string, hc host.Config, hs hosttest.Switches, wc wasmtool.Config) (registry.Config, *logBuffer) {
 	t.Helper()
 	cfg, logs := config(t, dir)
-	rt, err := host.NewRuntime(context.Background(), hc)
+	rt, err := hosttest.NewRuntime(context.Background(), hc, hs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +68,11 @@ func TestTieredPromotion(t *testing.T) {
 	// A cold cache, so that the first item runs on the interpreter; under
 	// the race detector, where a cold compile takes minutes, the shared
 	// cache with InterpretFirst (the swap may then come first: skipped).
-	hc := host.Config{CacheDir: t.TempDir()}
+	hc, hs := host.Config{CacheDir: t.TempDir()}, hosttest.Switches{}
 	if raceEnabled {
-		hc = host.Config{CacheDir: cacheDir, InterpretFirst: true}
+		hc, hs = host.Config{CacheDir: cacheDir}, hosttest.Switches{InterpretFirst: true}
 	}
-	cfg, logs := tieredConfig(t, dir, hc, wasmtool.Config{})
+	cfg, logs := tieredConfig(t, dir, hc, hs, wasmtool.Config{})
 	r := open(t, cfg)
 	s := r.Snapshot()
 	svc, ok := s.Service("counter")
@@ -116,7 +117,7 @@ func TestTieredPromotionFails(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "codec.wasm"), bundled(t, "codec"))
 	age(t, filepath.Join(dir, "codec.wasm"))
-	cfg, logs := tieredConfig(t, dir, host.Config{CacheDir: cacheDir, InterpretFirst: true},
+	cfg, logs := tieredConfig(t, dir, host.Config{CacheDir: cacheDir}, hosttest.Switches{InterpretFirst: true},
 		wasmtool.Config{PromoteTimeout: time.Nanosecond})
 	idle := make(chan struct{}, 1)
 	cfg.PromotionsIdle = func() {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/wasmtool"
 )
 
@@ -49,7 +50,7 @@ func BenchLoad(b *testing.B, dirs ...string) {
 		path := BuildModule(b, dir)
 		b.Run(dir, func(b *testing.B) {
 			for b.Loop() {
-				loadIn(b, path, host.Config{CacheDir: b.TempDir()})
+				loadIn(b, path, host.Config{CacheDir: b.TempDir()}, hosttest.Switches{})
 			}
 		})
 	}
@@ -68,7 +69,7 @@ func BenchItems(b *testing.B, dir string, items []BenchItem) {
 		name  string
 		fresh bool
 	}{{"fresh", true}, {"pooled", false}} {
-		tool, _ := loadIn(b, path, host.Config{CacheDir: cache, FreshInstances: mode.fresh})
+		tool, _ := loadIn(b, path, host.Config{CacheDir: cache}, hosttest.Switches{FreshInstances: mode.fresh})
 		for _, it := range items {
 			b.Run(mode.name+"/"+it.Name, func(b *testing.B) {
 				b.ReportAllocs()

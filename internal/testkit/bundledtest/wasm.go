@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolhost/toolhost/guest"
 	"github.com/toolhost/toolhost/host"
+	"github.com/toolhost/toolhost/host/hosttest"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
@@ -40,11 +41,11 @@ func Module(t *testing.T, dir string) *wasmtool.Tool {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", dir, err, b)
 	}
-	tool, rt := loadIn(t, out, host.Config{CacheDir: filepath.Join(tmp, "cache")})
+	tool, rt := loadIn(t, out, host.Config{CacheDir: filepath.Join(tmp, "cache")}, hosttest.Switches{})
 	// The same module in a runtime that gives every call a fresh instance:
 	// Same runs each item in both and requires the same result, error,
 	// fuel and memory peak (reuse must not be observable).
-	fresh, _ := loadIn(t, out, host.Config{CacheDir: filepath.Join(tmp, "cache-fresh"), FreshInstances: true})
+	fresh, _ := loadIn(t, out, host.Config{CacheDir: filepath.Join(tmp, "cache-fresh")}, hosttest.Switches{FreshInstances: true})
 	tw := &twin{fresh: fresh}
 	freshTwins.Store(tool, tw)
 	t.Cleanup(func() {
@@ -66,12 +67,12 @@ type twin struct {
 	calls atomic.Int64
 }
 
-// loadIn loads the module file path in a new runtime of cfg, on the
-// default platform policy.
-func loadIn(t testing.TB, path string, cfg host.Config) (*wasmtool.Tool, *host.Runtime) {
+// loadIn loads the module file path in a new runtime of cfg and the
+// switches s, on the default platform policy.
+func loadIn(t testing.TB, path string, cfg host.Config, s hosttest.Switches) (*wasmtool.Tool, *host.Runtime) {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := host.NewRuntime(ctx, cfg)
+	rt, err := hosttest.NewRuntime(ctx, cfg, s)
 	if err != nil {
 		t.Fatal(err)
 	}
