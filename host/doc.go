@@ -20,5 +20,19 @@
 // stdout, stderr or the Extism log goes to a bounded per-call log.
 //
 // The package is public so that tool authors can test their modules with it;
-// it depends on nothing in Toolhost's internal packages.
+// it depends on nothing in Toolhost's internal packages. The whole path is
+// three calls (Example runs it on a Go guest):
+//
+//	rt, err := host.NewRuntime(ctx, host.Config{}) // once, for every module
+//	defer rt.Close(ctx)
+//	m, err := rt.Load(ctx, wasm) // the module's bytes, as go build wrote them
+//	res, err := m.Call(ctx, "compute", item, host.Limits{})
+//	// res.Output is what the guest set as its output; a failure is a
+//	// *host.Error with a Code, a refused module wraps ErrModule, ErrImport
+//	// or ErrExport.
+//
+// [Config] holds what an embedder sets, the module structure limits among
+// it as a [ModuleLimits]; the switches for tests and measurements (no
+// pre-initialised image, a fresh instance per call, the interpreter tier
+// first) are package hosttest's, not Config's.
 package host
