@@ -6,7 +6,6 @@
 package api
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -15,31 +14,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toolhost/toolhost/internal/executor"
-	"github.com/toolhost/toolhost/internal/guard"
+	"github.com/toolhost/toolhost/internal/catalog"
 	"github.com/toolhost/toolhost/internal/metrics"
 	"github.com/toolhost/toolhost/internal/policy"
-	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/run"
-	"github.com/toolhost/toolhost/internal/supervisor"
 )
 
 // Prefix is where the API is mounted.
 const Prefix = "/api/v1"
-
-// Executor is what diagnostics read of the per-process executor.
-type Executor interface {
-	Pool() executor.PoolSnapshot
-}
-
-// Capabilities are the process's enforcement capabilities, for diagnostics.
-type Capabilities struct {
-	// Memory is the memory enforcement mode of native jobs (an
-	// engine.Memory* mode).
-	Memory string `json:"memory"`
-	// WASMMemory is the memory enforcement of WASM items.
-	WASMMemory string `json:"wasm_memory"`
-}
 
 // Config is what the server needs.
 type Config struct {
@@ -47,12 +29,10 @@ type Config struct {
 	// admission, items, outcomes. Required for every route but the
 	// probes.
 	Run *run.App
-	// Executor is read by diagnostics (its pool); nil shows an empty pool.
-	Executor Executor
-	// Loading lists the tools folder's loads in progress
-	// (registry.Registry.Loading), for diagnostics and /readyz; nil lists
-	// none.
-	Loading func() []registry.Load
+	// Process is what diagnostics and /readyz read of the process beside
+	// the registry: its id, capabilities, executor pool, native workers
+	// and the tools folder's loads in progress.
+	Process catalog.Process
 	// Started is closed once the tools folder's first scan is loaded
 	// (registry.Registry.Started); until then /readyz answers 503
 	// "starting". nil is started.
@@ -65,9 +45,6 @@ type Config struct {
 	// Redis): while one fails, it answers 503 "unavailable" and names it
 	// (ReadyCheck).
 	Checks       []ReadyCheck
-	Capabilities Capabilities
-	// RuntimeID is the opaque identifier of this process in diagnostics.
-	RuntimeID string
 	// Version is the server's version, for the OpenAPI document.
 	Version string
 	// MetricsElsewhere keeps /metrics off this handler: the process serves
@@ -82,10 +59,6 @@ type Config struct {
 	// Metrics is served at /metrics and counts the form gate's refusals;
 	// nil serves and counts nothing.
 	Metrics *metrics.Metrics
-	// NativeWorkers reports the native supervisor's workers for
-	// diagnostics (supervisor.Supervisor.Stats); nil, or a report without
-	// spare workers, leaves them out.
-	NativeWorkers func() supervisor.Stats
 	// Deprecation is the value of the legacy routes' Deprecation field:
 	// ADR-027's "true" when empty, or RFC 9745's "@<unix seconds>" (see
 	// ParseDeprecation).
@@ -112,8 +85,12 @@ type Server struct {
 	// event streams end, so that the listener's shutdown is not held up.
 	drained   chan struct{}
 	drainOnce sync.Once
-	// guard is the application layer's guard, or a default one.
-	guard *guard.Guard
+	// sessionCookie and tokenCookie name the cookies a browser's session
+	// and an account's token are read from; trusted says whether a peer
+	// is a trusted proxy: the application layer's, or the guard's
+	// defaults and none without one.
+	sessionCookie, tokenCookie string
+	trusted                    func(peer string) bool
 	// platform is the application layer's platform policy, or the
 	// default one.
 	platform policy.Platform
@@ -131,14 +108,9 @@ func New(cfg Config) *Server {
 		s.cfg.Deprecation = "true"
 	}
 	s.platform = policy.DefaultPlatform()
-	if cfg.Run != nil {
-		s.guard, s.platform = cfg.Run.Guard(), cfg.Run.Platform()
-	} else {
-		g, err := guard.New(guard.Config{})
-		if err != nil {
-			panic(fmt.Sprintf("api: default guard: %v", err))
-		}
-		s.guard = g
+	s.sessionCookie, s.tokenCookie, s.trusted = "ov_tools_jobs", "ov_token", func(string) bool { return false }
+	if a := cfg.Run; a != nil {
+		s.platform, s.sessionCookie, s.tokenCookie, s.trusted = a.Platform(), a.SessionCookie(), a.TokenCookie(), a.TrustedPeer
 	}
 	// HEAD is served by the GET routes and request ids are given out in
 	// Handler (requestid.go); gin's trees list GET only.
@@ -196,7 +168,7 @@ func (s *Server) ready(c *gin.Context) {
 		select {
 		case <-s.cfg.Started:
 		default:
-			tc, _ := s.toolsCheck()
+			tc, _ := s.cfg.Process.ToolsCheck()
 			body := gin.H{"status": "starting", "checks": gin.H{"tools": tc}}
 			if s.cfg.FirstScan != nil {
 				// The first scan's progress: its module files, and those
@@ -208,7 +180,7 @@ func (s *Server) ready(c *gin.Context) {
 		}
 	}
 	checks := gin.H{}
-	if tc, ok := s.toolsCheck(); ok {
+	if tc, ok := s.cfg.Process.ToolsCheck(); ok {
 		checks["tools"] = tc
 	}
 	if failed := s.runChecks(c.Request.Context(), checks); failed {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/run"
 )
 
@@ -51,7 +50,7 @@ func (s *Server) resolveCaller(c *gin.Context) {
 		s.toolsRefusal(c, err)
 		return
 	}
-	if !s.checkCSRF(c, o.Caller, false) {
+	if !s.checkCSRF(c, o.Caller.SignedIn, false) {
 		return
 	}
 	setOrigin(c, o)
@@ -65,7 +64,7 @@ func (s *Server) resolveCaller(c *gin.Context) {
 // accounts' credentials here.
 func (s *Server) authenticate(c *gin.Context) {
 	h := c.GetHeader("Authorization")
-	_, bearer := guard.Bearer(h)
+	_, bearer := run.Bearer(h)
 	if !bearer && (h != "" || s.sessionValue(c.Request) == "") {
 		unauthorized(c, h != "")
 		return
@@ -74,7 +73,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	if !bearer {
 		// Only the session cookie: not the token cookie, which Resolve
 		// would try first.
-		session := s.guard.SessionCookie()
+		session := s.sessionCookie
 		cookie := p.Cookie
 		p.Cookie = func(name string) string {
 			if name != session {
@@ -88,11 +87,11 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.seedRefusal(c, err)
 		return
 	}
-	if o.Caller.Tier == guard.Anonymous || (!bearer && !o.Caller.SignedIn) {
+	if o.Anonymous() || (!bearer && !o.Caller.SignedIn) {
 		unauthorized(c, false)
 		return
 	}
-	if !s.checkCSRF(c, o.Caller, true) {
+	if !s.checkCSRF(c, o.Caller.SignedIn, true) {
 		return
 	}
 	setOrigin(c, o)
@@ -107,8 +106,8 @@ func unauthorized(c *gin.Context, invalid bool) {
 }
 
 // presented is what r presents to the guard.
-func presented(r *http.Request) guard.Presented {
-	return guard.Presented{Peer: r.RemoteAddr, ForwardedFor: r.Header.Values("X-Forwarded-For"),
+func presented(r *http.Request) run.Presented {
+	return run.Presented{Peer: r.RemoteAddr, ForwardedFor: r.Header.Values("X-Forwarded-For"),
 		RealIP: r.Header.Get("X-Real-IP"), Authorization: r.Header.Get("Authorization"),
 		Cookie: func(name string) string {
 			ck, err := r.Cookie(name)

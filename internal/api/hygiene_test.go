@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/catalog"
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/engines/pages"
 	"github.com/toolhost/toolhost/internal/executor"
@@ -143,8 +144,8 @@ func startHygiene(t *testing.T, trusted ...netip.Prefix) *hygieneRig {
 		t.Fatal(err)
 	}
 	r.api = New(Config{
-		Run: app, Executor: ex, Metrics: m,
-		RuntimeID: "hygiene", Version: "test",
+		Run: app, Metrics: m, Version: "test",
+		Process: catalog.Process{RuntimeID: "hygiene", Pool: ex.Pool},
 		Logger: slog.New(slog.NewJSONHandler(r.logs, nil)),
 	})
 	srv := httptest.NewServer(r.api.Handler())

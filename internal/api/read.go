@@ -11,11 +11,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toolhost/toolhost/internal/catalog"
-	"github.com/toolhost/toolhost/internal/executor"
-	"github.com/toolhost/toolhost/internal/policy"
-	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/supervisor"
-	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
 // DefaultReadBudget is the request budget of the catalogue and diagnostics
@@ -69,73 +64,11 @@ func (s *Server) catalog(c *gin.Context) {
 	writeCached(c, "application/json", catalog.Build(s.platform, s.cfg.Run.Snapshot()), true)
 }
 
-// Diagnostics is the process-local diagnostics document. It describes this
-// API process only, and never holds scenarios, results, tokens or logs.
-type Diagnostics struct {
-	Scope        string                `json:"scope"`
-	RuntimeID    string                `json:"runtime_id"`
-	Generation   uint64                `json:"generation"`
-	Policy       policy.Platform       `json:"policy"`
-	Descriptors  []DiagnosedService    `json:"descriptors"`
-	Failures     []registry.Failure    `json:"failures"`
-	Loading      []LoadingModule       `json:"loading"` // loads in progress (loading.go); like Generation, beyond seed 000
-	Capabilities Capabilities          `json:"capabilities"`
-	Pool         executor.PoolSnapshot `json:"pool"`
-	// NativeWorkers are the supervisor's jobs and spare workers, with the
-	// spares' resident memory beside the pool's (docs/supervisor.md); only
-	// with spare workers on. Beyond seed 000.
-	NativeWorkers *supervisor.Stats `json:"native_workers,omitempty"`
-}
-
-// DiagnosedService is a loaded descriptor with its availability.
-type DiagnosedService struct {
-	catalog.Descriptor
-	Source string `json:"source"`
-	// Available is false for a service that is listed but cannot run;
-	// Unavailable then says why: invalid_operation_policy, or
-	// tool_unavailable with an engine_missing issue per missing engine.
-	Available   bool           `json:"available"`
-	Unavailable *toolerr.Error `json:"unavailable,omitempty"`
-	// Tier is the tier serving a module's new items: "interpreter" while
-	// its optimised compile runs, "compiled" after the swap; absent for a
-	// builtin. TierFailure is why the compile failed ("load_timeout/compile",
-	// "module_invalid"), the interpreter serving on. Beyond seed 000
-	// (docs/registry.md, "Tiered start").
-	Tier        string `json:"tier,omitempty"`
-	TierFailure string `json:"tier_failure,omitempty"`
-}
-
 func (s *Server) diagnostics(c *gin.Context) {
 	if budgetSpent(c) {
 		return // readBudget answers
 	}
-	snap := s.cfg.Run.Snapshot()
-	d := Diagnostics{
-		Scope:        "api_process",
-		RuntimeID:    s.cfg.RuntimeID,
-		Generation:   snap.Generation(),
-		Policy:       s.platform,
-		Descriptors:  []DiagnosedService{},
-		Failures:     snap.Failures(),
-		Loading:      s.loading(time.Now()),
-		Capabilities: s.cfg.Capabilities,
-		Pool:         s.pool(),
-	}
-	if f := s.cfg.NativeWorkers; f != nil {
-		if st := f(); st.Spares > 0 {
-			d.NativeWorkers = &st
-		}
-	}
-	for _, svc := range snap.Services() {
-		ds := DiagnosedService{Descriptor: catalog.Describe(svc, s.platform), Source: svc.Source,
-			Available: svc.Unavailable == nil, Unavailable: svc.Unavailable}
-		ds.Tier, ds.TierFailure = svc.Tier()
-		d.Descriptors = append(d.Descriptors, ds)
-	}
-	if d.Failures == nil {
-		d.Failures = []registry.Failure{}
-	}
-	writeJSON(c, http.StatusOK, "application/json", d)
+	writeJSON(c, http.StatusOK, "application/json", catalog.Diagnose(s.platform, s.cfg.Run.Snapshot(), s.cfg.Process, time.Now()))
 }
 
 // writeJSON writes v as compact UTF-8 JSON (no HTML escaping).
@@ -167,11 +100,3 @@ const maxPooledJSON = 64 << 10
 
 // jsonBuffers are writeJSON's encoding buffers.
 var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// pool is the executor's pool for diagnostics; empty without an executor.
-func (s *Server) pool() executor.PoolSnapshot {
-	if s.cfg.Executor == nil {
-		return executor.PoolSnapshot{}
-	}
-	return s.cfg.Executor.Pool()
-}

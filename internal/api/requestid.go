@@ -122,7 +122,7 @@ func newRequestID() string {
 // passes it on, which is the proxy's decision.
 func (s *Server) requestIDFor(r *http.Request) string {
 	if vs := r.Header.Values(RequestIDHeader); len(vs) == 1 && ValidRequestID(vs[0]) {
-		if s.guard.TrustedPeer(r.RemoteAddr) {
+		if s.trusted(r.RemoteAddr) {
 			return vs[0]
 		}
 	}

@@ -25,7 +25,7 @@ func (s *Server) browser(c *gin.Context) *run.Browser {
 	}
 	return &run.Browser{Presented: presented(c.Request), Issued: func(value string, expires time.Time) {
 		http.SetCookie(c.Writer, &http.Cookie{
-			Name: s.guard.SessionCookie(), Value: value, Path: "/", Expires: expires,
+			Name: s.sessionCookie, Value: value, Path: "/", Expires: expires,
 			HttpOnly: true, Secure: s.secure(c.Request), SameSite: http.SameSiteStrictMode,
 		})
 	}}

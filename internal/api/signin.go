@@ -16,7 +16,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/toolhost/toolhost/internal/contracts"
-	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/run"
 )
 
@@ -127,7 +126,7 @@ func answerOf(si run.SignedIn, csrf string) signInAnswer {
 func (s *Server) setSessionCookies(c *gin.Context, value, csrf string, expires time.Time) {
 	secure := s.secure(c.Request)
 	for _, ck := range []*http.Cookie{
-		{Name: s.guard.SessionCookie(), Value: value, HttpOnly: true},
+		{Name: s.sessionCookie, Value: value, HttpOnly: true},
 		{Name: CSRFCookie, Value: csrf},
 	} {
 		ck.Path, ck.Secure, ck.SameSite = "/", secure, http.SameSiteStrictMode
@@ -143,12 +142,12 @@ func (s *Server) setSessionCookies(c *gin.Context, value, csrf string, expires t
 // secure reports whether r came over TLS, directly or through a trusted
 // proxy saying X-Forwarded-Proto: https.
 func (s *Server) secure(r *http.Request) bool {
-	return r.TLS != nil || (s.guard.TrustedPeer(r.RemoteAddr) && r.Header.Get("X-Forwarded-Proto") == "https")
+	return r.TLS != nil || (s.trusted(r.RemoteAddr) && r.Header.Get("X-Forwarded-Proto") == "https")
 }
 
 // sessionValue is the session cookie of r; "" when it has none.
 func (s *Server) sessionValue(r *http.Request) string {
-	ck, err := r.Cookie(s.guard.SessionCookie())
+	ck, err := r.Cookie(s.sessionCookie)
 	if err != nil {
 		return ""
 	}
@@ -162,8 +161,8 @@ const csrfDetail = "A state-changing request with the session cookie needs the s
 // which), a state-changing request of a signed-in session that fails the
 // CSRF check, and reports whether the request may go on. Requests with a
 // bearer token, of other callers, and safe methods pass.
-func (s *Server) checkCSRF(c *gin.Context, caller guard.Caller, seed bool) bool {
-	if !caller.SignedIn || safeMethod(c.Request.Method) || s.csrfPasses(c) {
+func (s *Server) checkCSRF(c *gin.Context, signedIn bool, seed bool) bool {
+	if !signedIn || safeMethod(c.Request.Method) || s.csrfPasses(c) {
 		return true
 	}
 	if seed {

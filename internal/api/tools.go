@@ -25,7 +25,7 @@ import (
 func (s *Server) registerTools() {
 	s.engine.GET(contracts.Route+":name", s.contract)
 	s.engine.GET("/openapi.json", func(c *gin.Context) {
-		writeCached(c, "application/json", catalog.OpenAPI(s.cfg.Run.Snapshot(), s.cfg.Version, catalog.Cookies{Session: s.guard.SessionCookie(), Token: s.guard.TokenCookie()}), false)
+		writeCached(c, "application/json", catalog.OpenAPI(s.cfg.Run.Snapshot(), s.cfg.Version, catalog.Cookies{Session: s.sessionCookie, Token: s.tokenCookie}), false)
 	})
 	public := s.engine.Group(Prefix+"/tools", s.resolveCaller)
 	public.GET("", s.listTools)

@@ -122,6 +122,22 @@ func (a *App) Snapshot() *registry.Snapshot { return a.cfg.Snapshot() }
 // Guard returns the guard runs are admitted by.
 func (a *App) Guard() *guard.Guard { return a.guard }
 
+// SessionCookie and TokenCookie are the names of the cookies a browser's
+// session and an account's token are read from.
+func (a *App) SessionCookie() string { return a.guard.SessionCookie() }
+func (a *App) TokenCookie() string   { return a.guard.TokenCookie() }
+
+// TrustedPeer reports whether a request's direct peer is one of the
+// trusted proxies, whose forwarding headers are believed.
+func (a *App) TrustedPeer(peer string) bool { return a.guard.TrustedPeer(peer) }
+
+// Bearer returns the token of an Authorization value of the Bearer
+// scheme, and false for any other value.
+func Bearer(h string) (string, bool) { return guard.Bearer(h) }
+
+// Anonymous reports whether o's caller presented no credentials.
+func (o Origin) Anonymous() bool { return o.Caller.Tier == guard.Anonymous }
+
 // Origin is who asks for a run and in which request: resolved once per
 // request by the route ([App.Resolve]) and carried to every decision,
 // abuse row and log line the request causes.

@@ -41,7 +41,8 @@ var imports = []struct {
 	{pkg: "github.com/toolhost/toolhost/internal/run", forbidden: []string{"net/http", "github.com/gin-gonic/gin",
 		"github.com/toolhost/toolhost/internal/api"}},
 	{pkg: "github.com/toolhost/toolhost/internal/api", forbidden: []string{"github.com/toolhost/toolhost/internal/jobs",
-		"github.com/toolhost/toolhost/internal/store"}},
+		"github.com/toolhost/toolhost/internal/store", "github.com/toolhost/toolhost/internal/executor",
+		"github.com/toolhost/toolhost/internal/supervisor", "github.com/toolhost/toolhost/internal/guard"}},
 }
 
 // TestLayering reads the import graph with go list and fails for each

@@ -21,6 +21,7 @@ import (
 	"github.com/toolhost/toolhost/internal/abuse"
 	"github.com/toolhost/toolhost/internal/api"
 	"github.com/toolhost/toolhost/internal/auth"
+	"github.com/toolhost/toolhost/internal/catalog"
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/engines/netprobe"
@@ -204,22 +205,21 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, fmt.Errorf("reading the hub: %w", err)
 	}
 	s.api = api.New(api.Config{
-		Hub:      webApp,
-		Run:      s.run,
-		Metrics:  s.metrics,
-		Checks:   append(s.storeChecks(), s.shared.checks()...),
-		Executor: s.executor,
-		Loading:  s.registry.Loading,
-		Started:  s.registry.Started(),
-		Capabilities: api.Capabilities{
-			Memory:     memoryMode,
-			WASMMemory: engine.MemoryWASMHard,
+		Hub:     webApp,
+		Run:     s.run,
+		Metrics: s.metrics,
+		Checks:  append(s.storeChecks(), s.shared.checks()...),
+		Process: catalog.Process{
+			RuntimeID:     runtimeID(),
+			Capabilities:  catalog.Capabilities{Memory: memoryMode, WASMMemory: engine.MemoryWASMHard},
+			Pool:          s.executor.Pool,
+			NativeWorkers: nativeWorkers(s.supervisor),
+			Loading:       s.registry.Loading,
 		},
-		RuntimeID:        runtimeID(),
+		Started:          s.registry.Started(),
 		FirstScan:        s.registry.FirstScan,
 		Version:          cfg.Version,
 		Logger:           cfg.Logger,
-		NativeWorkers:    nativeWorkers(s.supervisor),
 		Deprecation:      cfg.Deprecation,
 		EventsHeartbeat:  cfg.Jobs.EventsHeartbeat,
 		CORSOrigins:      cfg.CORSOrigins,
