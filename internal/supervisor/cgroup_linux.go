@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -104,7 +105,7 @@ func cgroupMounts() (map[string]mount, *mount, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	v1 := map[string]mount{}
 	var v2 *mount
 	s := bufio.NewScanner(f)
@@ -271,6 +272,18 @@ func removeDir(dir string, deadline time.Time) error {
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 20*time.Millisecond)
+	}
+}
+
+// removeParent removes the supervisors' parent cgroup directory once the
+// last instance below it is gone. A parent that still holds another
+// supervisor's instance or a process (ENOTEMPTY, EBUSY), or is gone
+// already, stays as it is; another failure leaves it too, and is logged:
+// an empty directory costs nothing, and the next start uses it again.
+func removeParent(dir string, log *slog.Logger) {
+	err := unix.Rmdir(dir)
+	if err != nil && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EBUSY) && !errors.Is(err, unix.ENOENT) {
+		log.Warn("supervisor: removing the parent cgroup", "dir", dir, "error", err)
 	}
 }
 

@@ -123,7 +123,11 @@ func (h *v1Host) newJob(name string, limit int64) (jobGroup, error) {
 	j := &v1Job{host: h, rel: path.Join(h.instance, name)}
 	cg, err := cgroup1.New(h.jobPath(h.instance, name), res, cgroup1.WithHierarchy(h.subsystems))
 	if err != nil {
-		j.rmdirs(time.Now())
+		// What was made of it goes; what cannot keeps the instance
+		// directory until Close or the next start's reaping.
+		if rmErr := j.rmdirs(time.Now()); rmErr != nil {
+			h.log.Warn("supervisor: removing a job cgroup that could not be made", "error", rmErr)
+		}
 		return nil, fmt.Errorf("making job cgroup %s: %w", name, err)
 	}
 	j.cg = cg
@@ -187,7 +191,7 @@ func (h *v1Host) release() error {
 		if err := removeDir(hy.dir(path.Join(hy.parent, h.instance)), time.Now()); err != nil {
 			errs = append(errs, err)
 		}
-		unix.Rmdir(hy.dir(hy.parent)) // only when no other instance is left
+		removeParent(hy.dir(hy.parent), h.log)
 	}
 	return errors.Join(errs...)
 }
@@ -286,16 +290,29 @@ func (j *v1Job) freeze(deadline time.Time) bool {
 	}
 }
 
-// thaw thaws the job's freezer cgroup.
-func (j *v1Job) thaw() {
-	if dir := j.freezer(); dir != "" {
-		os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("THAWED"), 0)
+// thaw thaws the job's freezer cgroup. A job cgroup without a freezer
+// directory (none in that hierarchy, or gone) has nothing to thaw.
+func (j *v1Job) thaw() error {
+	dir := j.freezer()
+	if dir == "" {
+		return nil
 	}
+	err := os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("THAWED"), 0)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		// Its tasks, SIGKILLed while frozen, cannot die.
+		return fmt.Errorf("thawing job cgroup %s: %w", j.rel, err)
+	}
+	return nil
 }
 
-func (j *v1Job) kill(deadline time.Time) error {
+func (j *v1Job) kill(deadline time.Time) (err error) {
 	frozen := j.freeze(deadline)
-	defer j.thaw()
+	defer func() {
+		if thawErr := j.thaw(); thawErr != nil {
+			err = errors.Join(err, thawErr)
+		}
+	}()
+	var failed []error
 	for {
 		pids, err := j.procs()
 		if err != nil {
@@ -304,17 +321,25 @@ func (j *v1Job) kill(deadline time.Time) error {
 		if len(pids) == 0 {
 			return nil
 		}
+		failed = failed[:0]
 		for _, pid := range pids {
 			if frozen {
 				// A frozen task cannot exit, so its pid cannot be reused
 				// before the signal lands.
-				unix.Kill(pid, unix.SIGKILL)
+				if err := unix.Kill(pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+					failed = append(failed, fmt.Errorf("killing %d: %w", pid, err))
+				}
 				continue
 			}
-			signalOwned(pid, unix.SIGKILL, j.contains)
+			if err := signalOwned(pid, unix.SIGKILL, j.contains); err != nil && !errors.Is(err, errNotOwned) {
+				failed = append(failed, err)
+			}
 		}
 		if frozen || !time.Now().Before(deadline) {
 			// Frozen tasks die once thawed; the caller waits for that.
+			if len(failed) > 0 {
+				return fmt.Errorf("killing job cgroup %s: %w", j.rel, errors.Join(failed...))
+			}
 			return nil
 		}
 		time.Sleep(time.Millisecond)
@@ -359,9 +384,12 @@ func (j *v1Job) setLimit(limit int64) error {
 		}
 	}
 	// Writing 0 resets the peak to the current usage and the failure
-	// count to zero.
+	// count to zero. Every v1 kernel takes it: a refusal leaves counts
+	// that would charge the spare's life to the job, so the spare goes.
 	for _, f := range []string{"memory.max_usage_in_bytes", "memory.failcnt"} {
-		os.WriteFile(filepath.Join(dir, f), []byte("0"), 0)
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("0"), 0); err != nil {
+			return fmt.Errorf("resetting the job's %s: %w", f, err)
+		}
 	}
 	return nil
 }

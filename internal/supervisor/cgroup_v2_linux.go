@@ -6,6 +6,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,6 +27,7 @@ type v2Host struct {
 	pids     int64
 	swap     bool
 	hasPids  bool
+	log      *slog.Logger
 }
 
 // newV2Host prepares the cgroup2 parent. Its memory controller must be
@@ -45,7 +47,10 @@ func newV2Host(m *mount, own string, cfg Config, instance string) (_ *v2Host, er
 	if err != nil {
 		return nil, err
 	}
-	h := &v2Host{mount: *m, parent: parent, instance: instance, pids: cfg.PidsLimit}
+	h := &v2Host{mount: *m, parent: parent, instance: instance, pids: cfg.PidsLimit, log: cfg.Logger}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
 	parentDir := filepath.Join(m.dir, parent)
 	var missing []string // from the parent up
 	e := parentDir
@@ -79,7 +84,9 @@ func newV2Host(m *mount, own string, cfg Config, instance string) (_ *v2Host, er
 	defer func() {
 		if err != nil {
 			for i := len(made) - 1; i >= 0; i-- {
-				unix.Rmdir(made[i])
+				if rmErr := unix.Rmdir(made[i]); rmErr != nil {
+					err = errors.Join(err, fmt.Errorf("removing %s again: %w", made[i], rmErr))
+				}
 			}
 		}
 	}()
@@ -167,7 +174,7 @@ func (h *v2Host) reapInstance(instance string, deadline time.Time) error {
 
 func (h *v2Host) release() error {
 	err := removeDir(filepath.Join(h.mount.dir, h.parent, h.instance), time.Now())
-	unix.Rmdir(filepath.Join(h.mount.dir, h.parent))
+	removeParent(filepath.Join(h.mount.dir, h.parent), h.log)
 	return err
 }
 
@@ -228,9 +235,14 @@ func (j *v2Job) setLimit(limit int64) error {
 	if err := os.WriteFile(filepath.Join(j.dir(), "memory.max"), []byte(strconv.FormatInt(limit, 10)), 0); err != nil {
 		return fmt.Errorf("setting the job's memory limit: %w", err)
 	}
-	// Writing to memory.peak resets it (Linux 6.12); older kernels refuse,
-	// and the peak then includes the spare's idle time.
-	os.WriteFile(filepath.Join(j.dir(), "memory.peak"), []byte("reset"), 0)
+	// Writing to memory.peak resets it (Linux 6.12); older kernels refuse
+	// (EACCES: the file has no write; ENOENT: before 5.19, no peak), and
+	// the peak then includes the spare's idle time. Any other refusal
+	// leaves a peak that charges the spare's life to the job: the spare goes.
+	err := os.WriteFile(filepath.Join(j.dir(), "memory.peak"), []byte("reset"), 0)
+	if err != nil && !errors.Is(err, unix.EACCES) && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("resetting the job's memory.peak: %w", err)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -77,11 +78,9 @@ func (w *worker) cleanup() (breached bool, peak *int64, err error) {
 // of the job: the cgroup's, or the observed tree's. Every signal but the
 // group's goes through a pidfd checked against the job.
 func (w *worker) signalAll(sig unix.Signal) {
-	if !w.reaped && w.pid != unix.Getpgrp() {
-		// The unreaped worker pins its pid, which is its group's id, and
-		// that group is never the supervisor's own.
-		unix.Kill(-w.pid, sig)
-	}
+	var failed signalFailures
+	defer failed.log(w.log, sig)
+	w.signalGroup(sig, &failed)
 	if w.cg != nil {
 		pids, _ := w.cg.procs()
 		for _, pid := range pids {
@@ -90,12 +89,49 @@ func (w *worker) signalAll(sig unix.Signal) {
 				// cannot leave its process group.
 				continue
 			}
-			signalOwned(pid, sig, w.cg.contains)
+			failed.add(signalOwned(pid, sig, w.cg.contains))
 		}
 		return
 	}
 	for _, p := range w.observe() {
-		signalOwned(p.PID, sig, w.tree.owns)
+		failed.add(signalOwned(p.PID, sig, w.tree.owns))
+	}
+}
+
+// signalGroup sends sig to the worker's process group while the worker
+// is unreaped: it pins its pid, which is its group's id, and that group
+// is never the supervisor's own.
+func (w *worker) signalGroup(sig unix.Signal, failed *signalFailures) {
+	if w.reaped || w.pid == unix.Getpgrp() {
+		return
+	}
+	if err := unix.Kill(-w.pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+		failed.add(fmt.Errorf("signalling process group %d: %w", w.pid, err))
+	}
+}
+
+// signalFailures counts the signals of one round that did not reach a
+// process of the job, for one line of the log: such a process outlives
+// its signal until the next round, or the cleanup deadline. A process
+// gone (ESRCH) or no longer the job's (errNotOwned) is not a failure.
+type signalFailures struct {
+	n     int
+	first error
+}
+
+func (f *signalFailures) add(err error) {
+	if err == nil || errors.Is(err, errNotOwned) {
+		return
+	}
+	if f.first == nil {
+		f.first = err
+	}
+	f.n++
+}
+
+func (f *signalFailures) log(log *slog.Logger, sig unix.Signal) {
+	if f.n > 0 {
+		log.Warn("supervisor: signalling the job's processes", "signal", sig.String(), "failures", f.n, "error", f.first)
 	}
 }
 
@@ -104,9 +140,9 @@ func (w *worker) signalAll(sig unix.Signal) {
 // stopped member by member until a scan finds none running, so that
 // nothing forks or detaches in between, then killed.
 func (w *worker) killAll(deadline time.Time) {
-	if !w.reaped && w.pid != unix.Getpgrp() {
-		unix.Kill(-w.pid, unix.SIGKILL)
-	}
+	var failed signalFailures
+	defer failed.log(w.log, unix.SIGKILL)
+	w.signalGroup(unix.SIGKILL, &failed)
 	if w.cg != nil {
 		if err := w.cg.kill(deadline); err != nil {
 			w.log.Warn("supervisor: killing the job cgroup", "error", err)
@@ -119,7 +155,7 @@ func (w *worker) killAll(deadline time.Time) {
 		for _, p := range live {
 			if p.State != 'T' && p.State != 't' {
 				running++
-				signalOwned(p.PID, unix.SIGSTOP, w.tree.owns)
+				failed.add(signalOwned(p.PID, unix.SIGSTOP, w.tree.owns))
 			}
 		}
 		if running == 0 {
@@ -128,7 +164,7 @@ func (w *worker) killAll(deadline time.Time) {
 		time.Sleep(time.Millisecond)
 	}
 	for _, p := range w.observe() {
-		signalOwned(p.PID, unix.SIGKILL, w.tree.owns)
+		failed.add(signalOwned(p.PID, unix.SIGKILL, w.tree.owns))
 	}
 }
 
@@ -202,19 +238,22 @@ func (w *worker) reap() {
 }
 
 // release closes the supervisor's ends of the pipes and the pidfd, which
-// ends the helper goroutines, and waits for them.
+// ends the helper goroutines, and waits for them. Closing them loses
+// nothing (a pipe holds no buffer of ours): a failure is a double close,
+// a bug, and is logged.
 func (w *worker) release() {
 	w.stopMonitor()
 	close(w.stopRead)
 	close(w.stopWatch)
-	w.resultR.Close()
-	w.jobW.Close()
-	w.stderrR.Close()
+	errs := []error{w.resultR.Close(), w.jobW.Close(), w.stderrR.Close()}
 	if w.pidfd != nil {
-		w.pidfd.Close()
+		errs = append(errs, w.pidfd.Close())
 	}
 	w.helpers.Wait()
-	w.proc.Release()
+	errs = append(errs, w.proc.Release())
+	if err := errors.Join(errs...); err != nil {
+		w.log.Warn("supervisor: releasing the worker's pipes", "error", err)
+	}
 }
 
 // exitText describes how the worker ended, for the log.

@@ -94,7 +94,7 @@ func scanProcs() ([]procStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
+	defer d.Close() //nolint:errcheck // read-only directory: nothing to lose
 	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, err
@@ -186,7 +186,7 @@ func signalOwned(pid int, sig unix.Signal, owned func(pid int) bool) error {
 		}
 		return fmt.Errorf("opening a pidfd for %d: %w", pid, err)
 	}
-	defer unix.Close(fd)
+	defer unix.Close(fd) //nolint:errcheck // a pidfd holds nothing to lose
 	if !owned(pid) {
 		return errNotOwned
 	}

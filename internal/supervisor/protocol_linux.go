@@ -116,8 +116,17 @@ func (w *worker) handOff(ctx context.Context, out *engine.Outcome) error {
 		w.log.Error("supervisor: encoding the job frame", "error", err)
 		return toolerr.New(toolerr.ExecutionFailed)
 	}
-	w.jobW.SetWriteDeadline(w.job.Hard)
-	stop := context.AfterFunc(ctx, func() { w.jobW.SetWriteDeadline(time.Now()) })
+	// The job pipe (os.Pipe: non-blocking, polled) takes deadlines; without
+	// one a worker that never reads would hold the item past its deadline.
+	if err := w.jobW.SetWriteDeadline(w.job.Hard); err != nil {
+		w.log.Error("supervisor: setting the job pipe's deadline", "error", err)
+		return toolerr.New(toolerr.ExecutionFailed)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if err := w.jobW.SetWriteDeadline(time.Now()); err != nil {
+			w.log.Warn("supervisor: cutting the job pipe's write short", "error", err)
+		}
+	})
 	defer stop()
 	out.Phases.Startup = engine.Duration(time.Since(w.began))
 	n, err := w.jobW.Write(msg)

@@ -111,7 +111,7 @@ func safeIssueCode(s string) bool {
 		return false
 	}
 	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+		if plain := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'; !plain {
 			return false
 		}
 	}

@@ -40,10 +40,13 @@ func (s *Supervisor) env(workerID string, ahead bool) []string {
 // fds 3 and 4, and starts the goroutines that read its frames and stderr
 // and watch for its exit.
 func (w *worker) spawn() (err error) {
+	// The child's ends of the pipes and /dev/null, once it has them (and
+	// every end when the start fails): closing a pipe end or /dev/null
+	// loses nothing.
 	var closers []*os.File
 	defer func() {
 		for _, f := range closers {
-			f.Close()
+			f.Close() //nolint:errcheck // a pipe end or /dev/null: nothing to lose
 		}
 	}()
 	pipe := func() (r, w *os.File) {
@@ -59,7 +62,7 @@ func (w *worker) spawn() (err error) {
 	if err != nil {
 		for _, f := range []*os.File{jobR, jobW, resultR, resultW, stderrR, stderrW} {
 			if f != nil {
-				f.Close()
+				f.Close() //nolint:errcheck // an unused pipe end: nothing to lose
 			}
 		}
 		return err
@@ -105,7 +108,7 @@ func (w *worker) spawn() (err error) {
 		if err := unix.SetNonblock(pidfd, true); err == nil {
 			w.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
 		} else {
-			unix.Close(pidfd)
+			unix.Close(pidfd) //nolint:errcheck // an unused pidfd: nothing to lose; watchExit polls instead
 		}
 	}
 	w.helpers.Add(3)
@@ -146,7 +149,9 @@ func (w *worker) readFrames() {
 // readStderr keeps the head of the worker's stderr for the log.
 func (w *worker) readStderr() {
 	defer w.helpers.Done()
-	io.Copy(&w.stderr, w.stderrR)
+	// It ends at the worker's exit (EOF) or when release closes the pipe:
+	// either way what was read is kept, and there is nothing more to read.
+	io.Copy(&w.stderr, w.stderrR) //nolint:errcheck // see above
 }
 
 // watchExit closes w.exited when the worker has exited, without reaping

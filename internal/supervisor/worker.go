@@ -168,7 +168,8 @@ func (w workerIO) serve() error {
 	// or closes the job pipe: while it lives, descendants orphaned by the
 	// computation stay its children (it is their subreaper), so the
 	// supervisor's last census of the tree finds them by their parent.
-	io.Copy(io.Discard, w.in)
+	// Whatever ends the read, the job is done.
+	io.Copy(io.Discard, w.in) //nolint:errcheck // see above
 	return nil
 }
 
@@ -230,7 +231,9 @@ func execute(job *jobFrame, services workerServices, soft, hard time.Time) resul
 	if job.ScratchDir != "" {
 		// One item per worker: whatever the engines or a library put in
 		// the temporary folder lands in the item's scratch folder too.
-		os.Setenv("TMPDIR", job.ScratchDir)
+		if err := os.Setenv("TMPDIR", job.ScratchDir); err != nil {
+			return fail(toolerr.New(toolerr.ExecutionFailed))
+		}
 	}
 	nctx := native.NewContext(ctx, job.ExecutionID, soft, time.Duration(eff.EngineTimeoutMS)*time.Millisecond).WithScratchDir(job.ScratchDir)
 	out, err := pkg.Compute(nctx,

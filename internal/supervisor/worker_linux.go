@@ -31,8 +31,10 @@ func WorkerMain(pkgs []*native.Package) int {
 		return 2
 	}
 	err = io.serve()
-	io.in.(*os.File).Close()
-	io.out.(*os.File).Close()
+	// The result frame is written (a pipe holds no buffer of ours): closing
+	// the protocol pipes loses nothing.
+	io.in.(*os.File).Close()  //nolint:errcheck // see above
+	io.out.(*os.File).Close() //nolint:errcheck // see above
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "toolhost worker: %v\n", err)
 		return 1
@@ -69,12 +71,17 @@ func workerSetup(pkgs []*native.Package) (workerIO, error) {
 	// nor the worker's id from the environment.
 	unix.CloseOnExec(jobFD)
 	unix.CloseOnExec(resultFD)
-	os.Unsetenv(EnvWorkerID)
 	spare := os.Getenv(EnvSpare) == "1"
-	os.Unsetenv(EnvSpare)
+	for _, name := range []string{EnvWorkerID, EnvSpare} {
+		if err := os.Unsetenv(name); err != nil {
+			return workerIO{}, fmt.Errorf("clearing %s: %w", name, err)
+		}
+	}
 	// Orphaned descendants are re-parented to the worker instead of init,
 	// so that the supervisor still finds them by their parent.
-	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return workerIO{}, fmt.Errorf("becoming the subreaper of its descendants: %w", err)
+	}
 	return workerIO{
 		in:        os.NewFile(jobFD, "job"),
 		out:       os.NewFile(resultFD, "result"),
