@@ -288,7 +288,7 @@ func (b *builder) startTag(t token) error {
 	switch {
 	case b.is(t.name, rawFlag):
 		// The lexer returns the contents as one text token, then the end tag.
-		end := close.end
+		var end int
 		for {
 			n := b.next()
 			if n.tt == html.ErrorToken {

@@ -47,23 +47,27 @@ func parse(text string) ([]token, error) {
 	p := &parser{text: text, toks: make([]token, 0, 16+len(text)/6)}
 	p.skipSpace()
 	if p.pos == len(text) {
-		return nil, p.fail(p.pos, "empty input")
+		p.fail(p.pos, "empty input")
+		return nil, p.err
 	}
 	if !p.value() {
 		return nil, p.err
 	}
 	p.skipSpace()
 	if p.pos < len(text) {
-		return nil, p.fail(p.pos, "unexpected data after the top-level value")
+		p.fail(p.pos, "unexpected data after the top-level value")
+		return nil, p.err
 	}
 	return p.toks, nil
 }
 
-func (p *parser) fail(offset int, reason string) *textpos.Error {
+// fail records the parse's error, the first one only, and returns false
+// for the reader that met it to return.
+func (p *parser) fail(offset int, reason string) bool {
 	if p.err == nil {
 		p.err = textpos.New(p.text, offset, subject, reason)
 	}
-	return p.err
+	return false
 }
 
 func (p *parser) skipSpace() {
@@ -85,8 +89,7 @@ func (p *parser) emit(k kind, start, end int) int {
 // value reads one value at p.pos (whitespace already skipped).
 func (p *parser) value() bool {
 	if p.pos >= len(p.text) {
-		p.fail(p.pos, "unexpected end of input, expected a value")
-		return false
+		return p.fail(p.pos, "unexpected end of input, expected a value")
 	}
 	switch c := p.text[p.pos]; {
 	case c == '{':
@@ -104,8 +107,7 @@ func (p *parser) value() bool {
 	case c == 'n':
 		return p.literal("null")
 	default:
-		p.fail(p.pos, unexpected(p.text, p.pos, "expected a value"))
-		return false
+		return p.fail(p.pos, unexpected(p.text, p.pos, "expected a value"))
 	}
 }
 
@@ -126,8 +128,7 @@ func unexpected(text string, offset int, expected string) string {
 func (p *parser) enter() bool {
 	p.depth++
 	if p.depth > MaxDepth {
-		p.fail(p.pos, "nesting deeper than 1000 levels")
-		return false
+		return p.fail(p.pos, "nesting deeper than 1000 levels")
 	}
 	return true
 }
@@ -144,24 +145,20 @@ func (p *parser) object() bool {
 	}
 	for {
 		if p.pos >= len(p.text) {
-			p.fail(p.pos, "unexpected end of input, expected an object key")
-			return false
+			return p.fail(p.pos, "unexpected end of input, expected an object key")
 		}
 		if p.text[p.pos] != '"' {
-			p.fail(p.pos, unexpected(p.text, p.pos, "expected a double-quoted object key"))
-			return false
+			return p.fail(p.pos, unexpected(p.text, p.pos, "expected a double-quoted object key"))
 		}
 		if !p.string() {
 			return false
 		}
 		p.skipSpace()
 		if p.pos >= len(p.text) {
-			p.fail(p.pos, "unexpected end of input, expected ':' after object key")
-			return false
+			return p.fail(p.pos, "unexpected end of input, expected ':' after object key")
 		}
 		if p.text[p.pos] != ':' {
-			p.fail(p.pos, "expected ':' after object key")
-			return false
+			return p.fail(p.pos, "expected ':' after object key")
 		}
 		p.pos++
 		p.skipSpace()
@@ -170,8 +167,7 @@ func (p *parser) object() bool {
 		}
 		p.skipSpace()
 		if p.pos >= len(p.text) {
-			p.fail(p.pos, "unexpected end of input, expected ',' or '}'")
-			return false
+			return p.fail(p.pos, "unexpected end of input, expected ',' or '}'")
 		}
 		switch p.text[p.pos] {
 		case '}':
@@ -181,12 +177,10 @@ func (p *parser) object() bool {
 			p.pos++
 			p.skipSpace()
 			if p.pos < len(p.text) && p.text[p.pos] == '}' {
-				p.fail(comma, "trailing comma before '}'")
-				return false
+				return p.fail(comma, "trailing comma before '}'")
 			}
 		default:
-			p.fail(p.pos, unexpected(p.text, p.pos, "expected ',' or '}' after object member"))
-			return false
+			return p.fail(p.pos, unexpected(p.text, p.pos, "expected ',' or '}' after object member"))
 		}
 	}
 }
@@ -207,8 +201,7 @@ func (p *parser) array() bool {
 		}
 		p.skipSpace()
 		if p.pos >= len(p.text) {
-			p.fail(p.pos, "unexpected end of input, expected ',' or ']'")
-			return false
+			return p.fail(p.pos, "unexpected end of input, expected ',' or ']'")
 		}
 		switch p.text[p.pos] {
 		case ']':
@@ -218,12 +211,10 @@ func (p *parser) array() bool {
 			p.pos++
 			p.skipSpace()
 			if p.pos < len(p.text) && p.text[p.pos] == ']' {
-				p.fail(comma, "trailing comma before ']'")
-				return false
+				return p.fail(comma, "trailing comma before ']'")
 			}
 		default:
-			p.fail(p.pos, unexpected(p.text, p.pos, "expected ',' or ']' after array element"))
-			return false
+			return p.fail(p.pos, unexpected(p.text, p.pos, "expected ',' or ']' after array element"))
 		}
 	}
 }
@@ -249,8 +240,7 @@ func (p *parser) string() bool {
 			return true
 		case c == '\\':
 			if i+1 >= len(p.text) {
-				p.fail(i+1, "unexpected end of input in string")
-				return false
+				return p.fail(i+1, "unexpected end of input in string")
 			}
 			switch p.text[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -258,28 +248,23 @@ func (p *parser) string() bool {
 			case 'u':
 				for j := i + 2; j < i+6; j++ {
 					if j >= len(p.text) {
-						p.fail(j, "unexpected end of input in \\u escape")
-						return false
+						return p.fail(j, "unexpected end of input in \\u escape")
 					}
 					if !isHex(p.text[j]) {
-						p.fail(j, "invalid \\u escape, expected 4 hex digits")
-						return false
+						return p.fail(j, "invalid \\u escape, expected 4 hex digits")
 					}
 				}
 				i += 6
 			default:
-				p.fail(i, "invalid escape in string")
-				return false
+				return p.fail(i, "invalid escape in string")
 			}
 		case c < 0x20:
-			p.fail(i, "control character in string, must be escaped")
-			return false
+			return p.fail(i, "control character in string, must be escaped")
 		default:
 			i++
 		}
 	}
-	p.fail(start, "unterminated string")
-	return false
+	return p.fail(start, "unterminated string")
 }
 
 func isHex(c byte) bool {
@@ -295,13 +280,11 @@ func (p *parser) number() bool {
 	}
 	switch {
 	case i >= len(t) || !isDigit(t[i]):
-		p.fail(i, "invalid number, expected a digit")
-		return false
+		return p.fail(i, "invalid number, expected a digit")
 	case t[i] == '0':
 		i++
 		if i < len(t) && isDigit(t[i]) {
-			p.fail(i, "invalid number, leading zero")
-			return false
+			return p.fail(i, "invalid number, leading zero")
 		}
 	default:
 		for i < len(t) && isDigit(t[i]) {
@@ -311,8 +294,7 @@ func (p *parser) number() bool {
 	if i < len(t) && t[i] == '.' {
 		i++
 		if i >= len(t) || !isDigit(t[i]) {
-			p.fail(i, "invalid number, expected a digit after the decimal point")
-			return false
+			return p.fail(i, "invalid number, expected a digit after the decimal point")
 		}
 		for i < len(t) && isDigit(t[i]) {
 			i++
@@ -324,8 +306,7 @@ func (p *parser) number() bool {
 			i++
 		}
 		if i >= len(t) || !isDigit(t[i]) {
-			p.fail(i, "invalid number, expected a digit in the exponent")
-			return false
+			return p.fail(i, "invalid number, expected a digit in the exponent")
 		}
 		for i < len(t) && isDigit(t[i]) {
 			i++
@@ -339,8 +320,7 @@ func (p *parser) number() bool {
 func (p *parser) literal(word string) bool {
 	for k := 0; k < len(word); k++ {
 		if p.pos+k >= len(p.text) || p.text[p.pos+k] != word[k] {
-			p.fail(p.pos, "invalid literal, expected true, false or null")
-			return false
+			return p.fail(p.pos, "invalid literal, expected true, false or null")
 		}
 	}
 	p.emit(literal, p.pos, p.pos+len(word))

@@ -51,7 +51,7 @@ func validSeparator(sep string) bool {
 	}
 	for i := 0; i < len(sep); i++ {
 		c := sep[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~') {
+		if unreserved := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~'; !unreserved {
 			return false
 		}
 	}

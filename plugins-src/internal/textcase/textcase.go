@@ -280,7 +280,7 @@ func eachWord(text string, word func(start, end int)) {
 		switch {
 		case (cls == classDigit) != (prevCls == classDigit), cls == classUpper && prevCls == classLower:
 			word(start, i)
-			start, prev2Cls, n = i, 0, 0
+			start, n = i, 0
 		case n > 1 && cls == classLower && prevCls == classUpper && prev2Cls == classUpper:
 			// "XMLHttp": the capital before this lower-case letter starts
 			// a new word.
@@ -324,8 +324,9 @@ func join(text, sep string, c wordCase, lowerFirst bool) string {
 		word := text[start:end]
 		first := true
 		for i, r := range word {
+			titled := wc == capitalWords && first // appendCased titles it
 			switch {
-			case r < utf8.RuneSelf && asciiClass[r] != 0 && !(wc == capitalWords && first):
+			case r < utf8.RuneSelf && asciiClass[r] != 0 && !titled:
 				ch := byte(r)
 				switch {
 				case wc == upperWords && asciiClass[ch] == classLower:
