@@ -17,9 +17,6 @@ import (
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
-// problemLegacyNotFound is the code of a legacy route no tool answers.
-const problemLegacyNotFound = "legacy_not_found"
-
 // legacyError is the old APIs' error answer.
 type legacyError struct {
 	Success bool           `json:"success"`
@@ -34,9 +31,4 @@ func answerLegacy(c *gin.Context, r *run.Result) {
 		return
 	}
 	writeJSON(c, http.StatusOK, "application/json", legacyError{Error: r.Error})
-}
-
-// legacyNotFound answers a legacy request no tool takes.
-func legacyNotFound(c *gin.Context, detail string) {
-	toolsProblem(c, problemLegacyNotFound, detail)
 }

@@ -7,36 +7,12 @@
 package api
 
 import (
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/run"
 )
-
-// seedStatus is the HTTP status of each seed-000 problem code.
-var seedStatus = map[string]int{
-	"invalid_json":           http.StatusBadRequest,
-	"invalid_body":           http.StatusBadRequest,
-	"payload_too_large":      http.StatusRequestEntityTooLarge,
-	"request_body_timeout":   http.StatusRequestTimeout,
-	"invalid_envelope":       http.StatusUnprocessableEntity,
-	"unauthorized":           http.StatusUnauthorized,
-	"forbidden":              http.StatusForbidden,
-	ProblemCSRF:              http.StatusForbidden,
-	"challenge_failed":       http.StatusForbidden,
-	"cost_exceeds_allowance": http.StatusForbidden,
-	"quota_exceeded":         http.StatusTooManyRequests,
-	"concurrency":            http.StatusTooManyRequests,
-	"throttled":              http.StatusTooManyRequests,
-	"queue_full":             http.StatusTooManyRequests,
-	"service_unavailable":    http.StatusServiceUnavailable,
-	"request_timeout":        http.StatusServiceUnavailable,
-	"store_busy":             http.StatusServiceUnavailable,
-	"not_found":              http.StatusNotFound,
-	"method_not_allowed":     http.StatusMethodNotAllowed,
-	"internal_error":         http.StatusInternalServerError,
-}
 
 // seedCodes are the seed-000 codes of the application layer's refusals on
 // the compute route. A refusal of a batch is an execution error of the
@@ -69,11 +45,7 @@ var seedDetails = map[run.Code]string{
 // problem writes a seed-000 problem document with code, at the status the
 // dialect gives it, and aborts the request.
 func problem(c *gin.Context, code, detail string) {
-	status, ok := seedStatus[code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
-	writeProblem(c, Problem{Status: status, Code: code, Detail: detail})
+	writeProblem(c, Problem{Status: contracts.ProblemStatus(code), Code: code, Detail: detail})
 }
 
 // seedRefusal answers err on a seed-000 route: a *run.Refusal as its
@@ -98,7 +70,7 @@ func (s *Server) seedRefusal(c *gin.Context, err error) {
 	if d, ok := seedDetails[r.Code]; ok {
 		detail = d
 	}
-	p := Problem{Status: seedStatus[code], Code: code, Detail: detail}
+	p := Problem{Status: contracts.ProblemStatus(code), Code: code, Detail: detail}
 	if r.Retryable() || r.Code == run.ServiceUnavailable {
 		p.Retryable = new(r.Retryable() || r.Code == run.ServiceUnavailable)
 	}

@@ -7,7 +7,6 @@
 package api
 
 import (
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -18,63 +17,19 @@ import (
 	"github.com/toolhost/toolhost/internal/run"
 )
 
-// The problem codes of the jobs routes that the run-request contract does
-// not list: they concern a job, not a run.
+// The problem codes of the jobs routes beside the run-request contract's.
 const (
-	ProblemJobNotFound      = "tools.job.not_found"
-	ProblemJobExpired       = "tools.job.expired"
-	ProblemJobState         = "tools.job.state_conflict"
-	ProblemJobSignature     = "tools.job.signature_invalid"
-	ProblemJobsUnavailable  = "tools.job.unavailable"
-	ProblemJobStorageFull   = contracts.ProblemStorageFull
-	problemJobInternalError = "internal_error"
+	ProblemJobNotFound     = contracts.ProblemJobNotFound
+	ProblemJobExpired      = contracts.ProblemJobExpired
+	ProblemJobState        = contracts.ProblemJobState
+	ProblemJobSignature    = contracts.ProblemJobSignature
+	ProblemJobsUnavailable = contracts.ProblemJobsUnavailable
+	ProblemJobStorageFull  = contracts.ProblemStorageFull
 )
 
-// problemStatus is the HTTP status of each problem code.
-var problemStatus = map[string]int{
-	contracts.ProblemToolNotFound:         http.StatusNotFound,
-	contracts.ProblemToolNotRunnable:      http.StatusNotFound,
-	contracts.ProblemToolUnavailable:      http.StatusServiceUnavailable,
-	contracts.ProblemInvalidRequest:       http.StatusBadRequest,
-	contracts.ProblemUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	contracts.ProblemInvalidInput:         http.StatusUnprocessableEntity,
-	contracts.ProblemPayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	contracts.ProblemBodyTimeout:          http.StatusRequestTimeout,
-	contracts.ProblemFileType:             http.StatusUnsupportedMediaType,
-	contracts.ProblemFileNotFound:         http.StatusNotFound,
-	contracts.ProblemOverloaded:           http.StatusTooManyRequests,
-	contracts.ProblemRunTimeout:           http.StatusServiceUnavailable,
-	contracts.ProblemServerUnavailable:    http.StatusServiceUnavailable,
-	contracts.ProblemStoreBusy:            http.StatusServiceUnavailable,
-	contracts.ProblemStorageFull:          http.StatusInsufficientStorage,
-	contracts.ProblemUnauthenticated:      http.StatusUnauthorized,
-	contracts.ProblemForbidden:            http.StatusForbidden,
-	contracts.ProblemQuotaExceeded:        http.StatusTooManyRequests,
-	contracts.ProblemConcurrencyExceeded:  http.StatusTooManyRequests,
-	contracts.ProblemThrottled:            http.StatusTooManyRequests,
-	ProblemJobNotFound:                    http.StatusNotFound,
-	ProblemJobExpired:                     http.StatusGone,
-	ProblemJobState:                       http.StatusConflict,
-	ProblemJobSignature:                   http.StatusForbidden,
-	ProblemJobsUnavailable:                http.StatusServiceUnavailable,
-	problemJobInternalError:               http.StatusInternalServerError,
-	problemLegacyNotFound:                 http.StatusNotFound,
-	ProblemCSRF:                           http.StatusForbidden,
-	problemMethodNotAllowed:               http.StatusMethodNotAllowed,
-}
-
-// problemMethodNotAllowed is the code of a known route asked with another
-// method, in both dialects (405, with Allow).
-const problemMethodNotAllowed = "method_not_allowed"
-
-// ProblemStatus is the HTTP status of an ADR-027 problem code; 500 for a
-// code this dialect does not know.
-func ProblemStatus(code string) int {
-	if s, ok := problemStatus[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
+// ProblemStatus is the HTTP status of a problem code, from the one table
+// of them (contracts.Problems); 500 for a code it does not list.
+func ProblemStatus(code string) int { return contracts.ProblemStatus(code) }
 
 // toolsProblem writes a problem document with an ADR-027 problem code,
 // at the status the dialect gives it.
@@ -113,8 +68,8 @@ var refusalCodes = map[run.Code]string{
 	run.JobSignature:         ProblemJobSignature,
 	run.JobsUnavailable:      ProblemJobsUnavailable,
 	run.StorageFull:          ProblemJobStorageFull,
-	run.LegacyNotFound:       problemLegacyNotFound,
-	run.MethodNotAllowed:     problemMethodNotAllowed,
+	run.LegacyNotFound:       contracts.ProblemLegacyNotFound,
+	run.MethodNotAllowed:     contracts.ProblemMethod,
 	run.CSRFFailed:           ProblemCSRF,
 }
 
@@ -162,7 +117,7 @@ func (s *Server) toolsRefusal(c *gin.Context, err error) {
 		return
 	case !ok:
 		s.cfg.Logger.Error("tools route failed", "route", c.FullPath(), "request_id", RequestID(c), "err", err)
-		toolsProblem(c, problemJobInternalError, "The server failed to handle the request.")
+		toolsProblem(c, contracts.ProblemInternal, "The server failed to handle the request.")
 		return
 	}
 	setRefusalHeaders(c, r)

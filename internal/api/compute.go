@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/run"
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -154,7 +155,7 @@ func jsonRefusal(err error) string {
 // sanitised issues.
 func envelope(doc any) (string, []run.BatchItem, *Problem) {
 	invalid := func(issues []toolerr.Issue, count int) *Problem {
-		return &Problem{Status: seedStatus["invalid_envelope"], Code: "invalid_envelope",
+		return &Problem{Status: contracts.ProblemStatus("invalid_envelope"), Code: "invalid_envelope",
 			Detail: "The request envelope is invalid.", Issues: issues, IssueCount: count}
 	}
 	if !plainEnvelope(doc) {

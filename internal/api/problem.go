@@ -31,35 +31,14 @@ type Problem struct {
 	Instance string `json:"instance,omitempty"`
 }
 
-// problemTypes name the refusal a code stands for where the dialects give
-// it different codes: a problem's type URI is ProblemType followed by the
-// ADR-027 code of its refusal, whichever route answers (a seed-000 route's
-// 429 quota_exceeded and a run route's tools.caller.quota_exceeded are one
-// type), while its code stays the dialect's. A code not listed is its own
-// type (not_found, method_not_allowed, the jobs' codes).
-var problemTypes = map[string]string{
-	"invalid_json":           contracts.ProblemInvalidRequest,
-	"invalid_body":           contracts.ProblemInvalidRequest,
-	"payload_too_large":      contracts.ProblemPayloadTooLarge,
-	"request_body_timeout":   contracts.ProblemBodyTimeout,
-	"unauthorized":           contracts.ProblemUnauthenticated,
-	"forbidden":              contracts.ProblemForbidden,
-	"challenge_failed":       contracts.ProblemForbidden,
-	"cost_exceeds_allowance": contracts.ProblemForbidden,
-	"quota_exceeded":         contracts.ProblemQuotaExceeded,
-	"concurrency":            contracts.ProblemConcurrencyExceeded,
-	"throttled":              contracts.ProblemThrottled,
-	"queue_full":             contracts.ProblemOverloaded,
-	"service_unavailable":    contracts.ProblemServerUnavailable,
-	"request_timeout":        contracts.ProblemRunTimeout,
-	"store_busy":             contracts.ProblemStoreBusy,
-	problemLegacyNotFound:    "not_found",
-}
-
-// problemTypeOf is the type URI of a problem with code.
+// problemTypeOf is the type URI of a problem with code: ProblemType
+// followed by the ADR-027 code of its refusal, whichever route answers (a
+// seed-000 route's 429 quota_exceeded and a run route's
+// tools.caller.quota_exceeded are one type), while its code stays the
+// dialect's; a code of its own type otherwise (contracts.ProblemCode.Type).
 func problemTypeOf(code string) string {
-	if t, ok := problemTypes[code]; ok {
-		return ProblemType + t
+	if p, ok := contracts.Problem(code); ok && p.Type != "" {
+		return ProblemType + p.Type
 	}
 	return ProblemType + code
 }

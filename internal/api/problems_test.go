@@ -26,7 +26,8 @@ func TestProblemCodes(t *testing.T) {
 		m := c.(map[string]any)
 		name := m["const"].(string)
 		listed = append(listed, name)
-		status, ok := problemStatus[name]
+		pc, ok := contracts.Problem(name)
+		status := pc.Status
 		if !ok {
 			t.Errorf("%s is listed but has no status", name)
 			continue

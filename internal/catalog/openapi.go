@@ -301,39 +301,47 @@ func headerRefs(names ...string) openapi3.Headers {
 	return h
 }
 
-// problemStatuses are the refusal answers in components.responses, with
-// the headers each carries.
-var problemStatuses = []struct {
-	status  int
+// statusAnswers say what each status of a refusal means and the headers
+// it carries; the codes under each come from the one table of them
+// (contracts.Problems), every status of which has an entry here
+// (TestProblemStatusesDescribed).
+var statusAnswers = map[int]struct {
 	what    string
 	headers []string
 }{
-	{http.StatusBadRequest, "The request is malformed: not strict JSON, not its contract, a bad multipart part.", nil},
-	{http.StatusUnauthorized, "The route needs an account, or the credentials are invalid.", []string{"WWW-Authenticate"}},
-	{http.StatusForbidden, "The caller lacks the capability the route needs, or is blocked.", nil},
-	{http.StatusNotFound, "No such tool, job, file or route.", nil},
-	{http.StatusMethodNotAllowed, "The route does not take this method; Allow lists the ones it takes.", nil},
-	{http.StatusRequestTimeout, "The body did not arrive in time.", nil},
-	{http.StatusConflict, "The job is not in a state that allows this.", nil},
-	{http.StatusGone, "The job or its file has expired.", nil},
-	{http.StatusRequestEntityTooLarge, "The body, the input or a file exceeds its limit.", nil},
-	{http.StatusUnsupportedMediaType, "The body's media type, or a file's sniffed type, is not accepted.", nil},
-	{http.StatusUnprocessableEntity, "The input does not pass the tool's input schema; the issues say where.", nil},
-	{http.StatusTooManyRequests, "A quota, throttle or capacity limit: retry after Retry-After.", []string{"Retry-After", "RateLimit", "RateLimit-Policy"}},
-	{http.StatusServiceUnavailable, "The tool is unavailable, the server is stopping or busy, or still loading its tools (a code it does not know yet): retry after Retry-After.", []string{"Retry-After"}},
-	{http.StatusInsufficientStorage, "The data folder is full; nothing was written.", nil},
+	http.StatusBadRequest:            {"The request is malformed: not strict JSON, not its contract, a bad multipart part.", nil},
+	http.StatusUnauthorized:          {"The route needs an account, or the credentials are invalid.", []string{"WWW-Authenticate"}},
+	http.StatusForbidden:             {"The caller lacks the capability the route needs, or is blocked.", nil},
+	http.StatusNotFound:              {"No such tool, job, file or route.", nil},
+	http.StatusMethodNotAllowed:      {"The route does not take this method; Allow lists the ones it takes.", nil},
+	http.StatusRequestTimeout:        {"The body did not arrive in time.", nil},
+	http.StatusConflict:              {"The job is not in a state that allows this.", nil},
+	http.StatusGone:                  {"The job or its file has expired.", nil},
+	http.StatusRequestEntityTooLarge: {"The body, the input or a file exceeds its limit.", nil},
+	http.StatusUnsupportedMediaType:  {"The body's media type, or a file's sniffed type, is not accepted.", nil},
+	http.StatusUnprocessableEntity:   {"The input does not pass the tool's input schema; the issues say where.", nil},
+	http.StatusTooManyRequests:       {"A quota, throttle or capacity limit: retry after Retry-After.", []string{"Retry-After", "RateLimit", "RateLimit-Policy"}},
+	http.StatusInternalServerError:   {"A bug, logged with the request id.", nil},
+	http.StatusServiceUnavailable:    {"The tool is unavailable, the server is stopping or busy, or still loading its tools (a code it does not know yet): retry after Retry-After.", []string{"Retry-After"}},
+	http.StatusInsufficientStorage:   {"The data folder is full; nothing was written.", nil},
 }
 
 // problemSchema is the component of the RFC 9457 problem document.
 const problemSchema = "#/components/schemas/" + contracts.RunRequestV1 + ".problem"
 
+// problemResponses are the refusal answers in components.responses: one
+// per status of the problem table, its description naming the codes
+// answered with it, which x-problem-codes lists.
 func problemResponses() openapi3.ResponseBodies {
 	r := openapi3.ResponseBodies{}
-	for _, p := range problemStatuses {
-		resp := openapi3.NewResponse().WithDescription(p.what).
+	for _, status := range contracts.ProblemStatuses() {
+		a := statusAnswers[status]
+		codes := contracts.CodesOf(status)
+		resp := openapi3.NewResponse().WithDescription(a.what + " Codes: `" + strings.Join(codes, "`, `") + "`.").
 			WithContent(openapi3.Content{"application/problem+json": openapi3.NewMediaType().WithSchemaRef(openapi3.NewSchemaRef(problemSchema, nil))})
-		resp.Headers = headerRefs(p.headers...)
-		r[strconv.Itoa(p.status)] = &openapi3.ResponseRef{Value: resp}
+		resp.Headers = headerRefs(a.headers...)
+		resp.Extensions = map[string]any{"x-problem-codes": codes}
+		r[strconv.Itoa(status)] = &openapi3.ResponseRef{Value: resp}
 	}
 	return r
 }
