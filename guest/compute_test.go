@@ -38,10 +38,6 @@ type toolOut struct {
 	Window int64    `json:"window_ms,omitempty" ops:"behave"`
 }
 
-type wrappedCause struct{}
-
-func (wrappedCause) Error() string { return "cause" }
-
 func toolCompute(ctx *Context, in toolIn) (toolOut, error) {
 	if ctx.Operation() != in.Operation || ctx.ToolCode() != "tool" {
 		return toolOut{}, Failed("context mismatch")

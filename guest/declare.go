@@ -43,7 +43,7 @@ func (m serviceMeta) check() error {
 	case !semver(m.documentation.Version):
 		return fmt.Errorf("documentation.version %q is not a SemVer string", m.documentation.Version)
 	case !m.hasCompute:
-		return errors.New("Compute is nil")
+		return errors.New("the Service's Compute is nil")
 	}
 	if err := m.platform.check(); err != nil {
 		return fmt.Errorf("platform: %w", err)
@@ -99,7 +99,7 @@ func (p *Platform) check() error {
 	case p.Job == nil && p.Execution == "job" && !p.PageOnly:
 		return errors.New("a job tool in the API names its Job")
 	case p.Cost < 0 || p.PerTargetPerMinute < 0:
-		return errors.New("Cost and PerTargetPerMinute must not be negative")
+		return errors.New("neither Cost nor PerTargetPerMinute may be negative")
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func docPath(p string) bool {
 		}
 		for i := 0; i < len(seg); i++ {
 			c := seg[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if plain := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'; !plain {
 				return false
 			}
 		}

@@ -168,9 +168,10 @@ func textEnd(d []byte, i int) int {
 var runeTable = func() (t [256]uint64) {
 	set := func(from, to int, n, lo, hi uint64) {
 		mask := uint64(0x00C00000) // the third byte
-		if n == 2 {
+		switch n {
+		case 2:
 			mask = 0
-		} else if n == 4 {
+		case 4:
 			mask = 0xC0C00000
 		}
 		for c := from; c <= to; c++ {

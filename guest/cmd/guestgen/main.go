@@ -44,7 +44,11 @@ func run(out string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err := os.RemoveAll(tmp); err != nil {
+			fmt.Fprintln(os.Stderr, "guestgen: removing the temporary folder:", err)
+		}
+	}()
 	docPath := filepath.Join(tmp, "declaration.json")
 
 	// Natively, whatever go generate was given: the declaration is the same
