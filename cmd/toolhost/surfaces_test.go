@@ -193,6 +193,18 @@ func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
 			if item["code"] != tt.compute {
 				t.Errorf("compute item: %v, want %s", item, tt.compute)
 			}
+			if tt.name == "no such tool" {
+				// A job whose type no tool runs, and a legacy route no
+				// tool answers: not found either, in their codes.
+				status, problem := post(t, "http://"+addr+"/api/v1/jobs", "", `{"type":"nope","input":{"tool":"x"}}`)
+				if status != 404 || problem["code"] != "tools.tool.not_found" {
+					t.Errorf("jobs route: %d %v, want 404 tools.tool.not_found", status, problem)
+				}
+				status, problem = post(t, "http://"+addr+"/api/process", token, `{"tool":"nope"}`)
+				if status != 404 || problem["code"] != "legacy_not_found" {
+					t.Errorf("legacy route: %d %v, want 404 legacy_not_found", status, problem)
+				}
+			}
 			for surface, got := range map[string][]string{"toolhost run": issueCodes(cli), "run route": issueCodes(problem), "compute": issueCodes(item)} {
 				if !slices.Equal(got, tt.issues) {
 					t.Errorf("%s gives the issues %v, want %v", surface, got, tt.issues)
