@@ -20,7 +20,7 @@ func smallPlatform() policy.Platform {
 	return p
 }
 
-// fill admits a batch without a principal of four items that block until
+// fill admits a batch of four items that block until
 // released (tags w0..w3) and returns where its answer arrives.
 func (f *fixture) fill() <-chan answer {
 	f.t.Helper()
@@ -28,15 +28,14 @@ func (f *fixture) fill() <-chan answer {
 	for i := range items {
 		items[i] = item(fmt.Sprintf("w%d", i), "alpha", params{Operation: "sum", Tag: fmt.Sprintf("w%d", i), Wait: "ctx"})
 	}
-	ch := f.computeAsync(context.Background(), batch("", items...))
+	ch := f.computeAsync(context.Background(), batch(items...))
 	f.waitPool("4 pending", func(p executor.PoolSnapshot) bool { return p.Pending == 4 })
 	return ch
 }
 
-// waiting returns a one-item batch without a principal that waits for
-// credit.
+// waiting returns a one-item batch that waits for credit.
 func waiting(it executor.Item) executor.Batch {
-	b := batch("", it)
+	b := batch(it)
 	b.Wait = true
 	return b
 }
@@ -61,10 +60,8 @@ func TestAdmissionWait(t *testing.T) {
 
 	_, err := f.e.Compute(context.Background(), waiting(item("x3", "alpha", params{Operation: "echo"})))
 	wantCode(t, err, toolerr.QueueFull) // past the two waiters
-	_, err = f.e.Compute(context.Background(), batch("", item("y", "alpha", params{Operation: "echo"})))
-	wantCode(t, err, toolerr.QueueFull) // no Wait
-	_, err = f.e.Compute(context.Background(), batch("P", item("z", "alpha", params{Operation: "echo"})))
-	wantCode(t, err, toolerr.QueueFull) // seed-000 compute: no Wait
+	_, err = f.e.Compute(context.Background(), batch(item("y", "alpha", params{Operation: "echo"})))
+	wantCode(t, err, toolerr.QueueFull) // no Wait (seed-000 compute)
 
 	f.r.release("w0")
 	f.started("x1") // x1, the first to come, took the freed item
@@ -139,7 +136,7 @@ func TestAdmissionWaitEnds(t *testing.T) {
 		if p := f.waitIdle(); p.Completed != 5 {
 			t.Errorf("pool = %+v, want the 4 filling items and the one that stayed", p)
 		}
-		f.fullBatch("A")
+		f.fullBatch()
 	})
 	t.Run("shutdown", func(t *testing.T) {
 		f := newFixtureConfig(t, executor.Config{Lanes: 4, Platform: smallPlatform()})
@@ -156,37 +153,4 @@ func TestAdmissionWaitEnds(t *testing.T) {
 			t.Errorf("runner calls = %d, want 4", n)
 		}
 	})
-}
-
-// A waiting batch of a principal is admitted under the principal's
-// limits as they are at its grant: a second batch of the principal that
-// was admitted meanwhile makes it queue_full, and the next waiter still
-// gets the credit.
-func TestAdmissionWaitPrincipal(t *testing.T) {
-	f := newFixtureConfig(t, executor.Config{Lanes: 4, Platform: smallPlatform()})
-	full := f.fill()
-	f.started("w0", "w1", "w2", "w3")
-	first := batch("P", item("p1", "alpha", params{Operation: "sum", Tag: "p1", Wait: "ctx"}))
-	first.Wait = true
-	p1 := f.computeAsync(context.Background(), first)
-	f.waitAdmitting(1)
-	second := batch("P", item("p2", "alpha", params{Operation: "echo"}))
-	second.Wait = true
-	p2 := f.computeAsync(context.Background(), second)
-	f.waitAdmitting(2)
-	other := f.computeAsync(context.Background(), waiting(item("o", "alpha", params{Operation: "echo"})))
-	f.waitAdmitting(3)
-
-	f.r.release("w0", "w1") // two items free: p1 is admitted, then p2 is refused (P's one batch), then o
-	f.started("p1")
-	wantCode(t, await(t, p2).err, toolerr.QueueFull)
-	if ans := await(t, other); ans.err != nil || ans.res.SuccessCount != 1 {
-		t.Fatalf("the waiter behind = %+v, %v", ans.res, ans.err)
-	}
-	f.r.release("w2", "w3", "p1")
-	await(t, full)
-	if ans := await(t, p1); ans.err != nil || ans.res.SuccessCount != 1 {
-		t.Fatalf("p1 = %+v, %v", ans.res, ans.err)
-	}
-	f.waitIdle()
 }

@@ -7,14 +7,17 @@
 // # Admission
 //
 // [Executor.Compute] decides admission once per batch, before any item
-// runs, under one lock. A batch is refused whole with queue_full
-// (retryable) when it holds no item or more than the platform's
-// max_batch_items, when its items would take the process past
-// max_pending_items_per_process, or when its principal already has
-// max_concurrent_batches_per_principal batches in flight or would pass
-// max_pending_items_per_principal. It is refused with service_unavailable
-// after [Executor.Shutdown], when every lane is quarantined, or before a
-// registry snapshot is published. A refused batch runs nothing.
+// runs, under one lock, on the process's capacity alone. A batch is
+// refused whole with queue_full (retryable) when it holds no item or when
+// its items would take the process past max_pending_items_per_process.
+// It is refused with service_unavailable after [Executor.Shutdown], when
+// every lane is quarantined, or before a registry snapshot is published.
+// A refused batch runs nothing. Who asks is not the executor's concern:
+// the seed-000 contract's batch limits (max_batch_items, and the
+// per-principal max_concurrent_batches_per_principal and
+// max_pending_items_per_principal) are the compute route's, kept by
+// package run, which learns when the executor lets go of each item
+// ([Batch.Settled]).
 //
 // A batch with [Batch.Wait] that finds the process's pending items full is
 // not refused: it waits, in arrival order, until credit freed by ending
@@ -25,8 +28,7 @@
 // waits one queue budget in all), with its context or request deadline,
 // or with service_unavailable at Shutdown. At most
 // Config.AdmissionWaiters batches wait; past them it is refused with
-// queue_full as any batch. Per-principal limits are checked at arrival and
-// again at the grant, never waited for.
+// queue_full as any batch.
 //
 // # Items
 //
@@ -64,15 +66,14 @@
 //
 // # Tickets and lanes
 //
-// Every admitted item holds admission credit (one process and one
-// principal pending item) that it returns exactly once, when it owns no
-// job: at once if it ends before a job starts (cancellation included),
-// else after its engine's Run has returned, which an engine does only
-// once its sandbox is gone. The principal's batch slot is released with
-// the credit of the batch's last item. A lane is returned after that same
-// confirmed end; when Run returns cleanup_failed (or panics) the lane is
-// quarantined instead and counted as degraded, and its job's memory stays
-// reserved. The item's credit is still returned: the lost capacity is the
+// Every admitted item holds admission credit (one of the process's
+// pending items) that it returns exactly once, when it owns no job: at
+// once if it ends before a job starts (cancellation included), else after
+// its engine's Run has returned, which an engine does only once its
+// sandbox is gone; the batch's caller is then told ([Batch.Settled]). A
+// lane is returned after that same confirmed end; when Run returns
+// cleanup_failed (or panics) the lane is quarantined instead and counted
+// as degraded, and its job's memory stays reserved. The item's credit is still returned: the lost capacity is the
 // lane. When every lane is quarantined the pool refuses all work.
 //
 // # Cancellation and shutdown

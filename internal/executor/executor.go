@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/engine"
@@ -61,14 +62,10 @@ type Config struct {
 // its decoded parameters (at most max_parameter_bytes each).
 const DefaultAdmissionWaiters = 64
 
-// Batch is one compute request as the executor sees it.
+// Batch is one request for runs as the executor sees it: items admitted
+// together, whole or not at all.
 type Batch struct {
 	RequestID string
-	// Principal keys the seed-000 per-principal admission limits
-	// (concurrent batches, pending items); empty applies none, for the
-	// surfaces whose callers the guard bounds by tier (the run route, jobs,
-	// the command line). It never reaches an engine.
-	Principal string
 	Items     []Item
 	// Start is when the HTTP handler started, before the body was read;
 	// server_processing_ms runs from it. The zero time leaves it null.
@@ -86,11 +83,30 @@ type Batch struct {
 	// queue budget from its arrival passes (queue_timeout), Deadline
 	// passes or ctx ends. At most Config.AdmissionWaiters batches wait;
 	// past them a batch is refused with queue_full as without Wait. The
-	// per-principal limits are never waited for. The surfaces whose
-	// callers the guard bounds by tier set it (the run route, jobs, the
-	// command line); the seed-000 compute route keeps the spec's
-	// immediate refusal.
+	// surfaces whose callers the guard bounds by tier set it (the run
+	// route, jobs, the command line); the seed-000 compute route keeps the
+	// spec's immediate refusal.
 	Wait bool
+	// Settled, when set, is called once for each item of the batch when
+	// the executor lets go of it: when the item gave its admission credit
+	// back (it ended without a job, or its engine's Run returned), before
+	// Compute returns its result — or later, for an item still running
+	// when Compute returned at its context's end; for every item of a
+	// batch refused whole, before Compute returns. So it is called
+	// exactly len(Items) times whatever happens, which lets a caller hold
+	// limits of its own over the work the executor holds for it (the
+	// seed-000 per-principal limits, package run). It may run on an
+	// item's goroutine and must return promptly.
+	Settled func()
+}
+
+// refused tells b's caller that none of its items is held (Settled).
+func (b *Batch) refused() {
+	if b.Settled != nil {
+		for range b.Items {
+			b.Settled()
+		}
+	}
 }
 
 // Item is one calculation: the caller's identity pins and parameters.
@@ -168,22 +184,21 @@ type Executor struct {
 	stop    context.Context
 	stopAll context.CancelCauseFunc
 
-	mu         sync.Mutex
-	closed     bool
-	live       int           // item goroutines that have not ended
-	drained    chan struct{} // made by Shutdown, closed when live is 0
-	free       int           // lanes neither running a job nor quarantined
-	active     int           // lanes held by an item
-	degraded   int           // lanes quarantined after unconfirmed cleanup
-	waiters    list.List     // of *waiter, first come first served
-	admitting  list.List     // of *admitWaiter, first come first served
-	maxAdmit   int           // bound of admitting
-	lost       chan struct{} // closed when every lane is quarantined
-	pending    int
-	principals map[string]*principal
-	completed  uint64
-	failed     uint64
-	reserved   int64
+	mu        sync.Mutex
+	closed    bool
+	live      int           // item goroutines that have not ended
+	drained   chan struct{} // made by Shutdown, closed when live is 0
+	free      int           // lanes neither running a job nor quarantined
+	active    int           // lanes held by an item
+	degraded  int           // lanes quarantined after unconfirmed cleanup
+	waiters   list.List     // of *waiter, first come first served
+	admitting list.List     // of *admitWaiter, first come first served
+	maxAdmit  int           // bound of admitting
+	lost      chan struct{} // closed when every lane is quarantined
+	pending   int
+	completed uint64
+	failed    uint64
+	reserved  int64
 	// inline holds the cancel functions of the running jobs of inline
 	// runs, which Shutdown calls: an inline run has no context of its own
 	// that Shutdown's could end.
@@ -195,17 +210,9 @@ type Executor struct {
 // that fits (granted, ready closed), so batches are admitted in arrival
 // order.
 type admitWaiter struct {
-	n         int
-	principal string
-	ready     chan struct{}
-	granted   bool           // guarded by Executor.mu
-	refusal   *toolerr.Error // the principal's refusal found at the grant
-}
-
-// principal is one principal's admitted work.
-type principal struct {
-	batches int
-	pending int
+	n       int
+	ready   chan struct{}
+	granted bool // guarded by Executor.mu
 }
 
 // hooks let tests stop an item at a chosen point.
@@ -248,17 +255,16 @@ func New(cfg Config) (*Executor, error) {
 	}
 	stop, stopAll := context.WithCancelCause(context.Background())
 	return &Executor{
-		platform:   p,
-		lanes:      lanes,
-		snapshot:   cfg.Snapshot,
-		log:        log,
-		stop:       stop,
-		stopAll:    stopAll,
-		free:       lanes,
-		maxAdmit:   maxAdmit,
-		lost:       make(chan struct{}),
-		principals: make(map[string]*principal),
-		inline:     make(map[*run]context.CancelFunc),
+		platform: p,
+		lanes:    lanes,
+		snapshot: cfg.Snapshot,
+		log:      log,
+		stop:     stop,
+		stopAll:  stopAll,
+		free:     lanes,
+		maxAdmit: maxAdmit,
+		lost:     make(chan struct{}),
+		inline:   make(map[*run]context.CancelFunc),
 	}, nil
 }
 
@@ -357,12 +363,12 @@ func (e *Executor) BatchRequestTimeout(items []Item) time.Duration {
 
 // run is one admitted batch.
 type run struct {
-	ctx       context.Context // the batch's context, also ended by Shutdown (inline: the caller's)
-	cancel    context.CancelCauseFunc
-	stop      func() bool // unregisters the Shutdown hook
-	snap      *registry.Snapshot
-	principal string
-	admitted  time.Time
+	ctx      context.Context // the batch's context, also ended by Shutdown (inline: the caller's)
+	cancel   context.CancelCauseFunc
+	stop     func() bool // unregisters the Shutdown hook
+	snap     *registry.Snapshot
+	settled  func() // Batch.Settled
+	admitted time.Time
 	// arrived is when Compute was called: admitted, or earlier when the
 	// batch waited for its credit; its items' queue budget runs from it.
 	arrived time.Time
@@ -373,7 +379,7 @@ type run struct {
 	inline    bool
 	items     []Item
 	results   []ItemResult
-	remaining int           // items still holding credit; guarded by Executor.mu
+	remaining atomic.Int32  // items not yet settled
 	done      chan struct{} // closed when every item has an outcome; nil inline
 }
 
@@ -381,19 +387,19 @@ type run struct {
 //
 // A batch-level refusal is a *toolerr.Error: service_unavailable when the
 // executor is shutting down, every lane is quarantined or no registry
-// snapshot is published; queue_full (retryable) when the batch is empty or
-// larger than the platform allows, or would exceed the process's pending
-// items, the principal's concurrent batches or the principal's pending
-// items. A refused batch runs nothing.
+// snapshot is published; queue_full (retryable) when the batch is empty
+// or would exceed the process's pending items. A refused batch runs
+// nothing.
 //
 // When ctx ends (or b.Deadline passes) before every item has an outcome,
 // Compute returns ctx's error at once, wrapped. Its items are cancelled
-// and end in the background; each keeps its admission credit, and the
-// principal its batch slot, until its engine's Run has returned. A batch
-// of one item of a [Prompt] engine runs on the caller's goroutine, whose
-// Run then returns at once too.
+// and end in the background; each keeps its admission credit (and is
+// not yet Settled) until its engine's Run has returned. A batch of one
+// item of a [Prompt] engine runs on the caller's goroutine, whose Run
+// then returns at once too.
 func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
 	if err := ctx.Err(); err != nil {
+		b.refused()
 		return nil, fmt.Errorf("computing batch: %w", err)
 	}
 	if len(b.Items) == 1 && e.prompt(b.Items[0]) {
@@ -406,6 +412,7 @@ func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
 	}
 	r, err := e.admit(ctx, b, false)
 	if err != nil {
+		b.refused()
 		return nil, err
 	}
 	for i := range r.items {
@@ -448,6 +455,7 @@ func (e *Executor) prompt(it Item) bool {
 func (e *Executor) computeInline(ctx context.Context, b Batch) (*BatchResult, error) {
 	r, err := e.admit(ctx, b, true)
 	if err != nil {
+		b.refused()
 		return nil, err
 	}
 	e.item(r, 0)
@@ -482,9 +490,8 @@ func (e *Executor) result(b Batch, r *run) *BatchResult {
 }
 
 // admit decides the whole batch at once and, when it is accepted, takes
-// its credit: process and principal pending items, and a principal batch
-// slot; a batch with Wait may first wait for the process's credit
-// (awaitCredit). An inline run gets no context of its own and keeps the
+// its credit, the process's pending items; a batch with Wait may first
+// wait for it (awaitCredit). An inline run gets no context of its own and keeps the
 // caller's items: they do not outlive Compute.
 func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error) {
 	arrived := time.Now()
@@ -495,22 +502,19 @@ func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error
 	case !e.availableLocked() || snap == nil:
 		e.mu.Unlock()
 		return nil, toolerr.New(toolerr.ServiceUnavailable)
-	case n < policy.MinBatchItems || n > e.platform.MaxBatchItems:
+	case n == 0:
 		e.mu.Unlock()
 		return nil, toolerr.New(toolerr.QueueFull)
 	}
 	if e.pending+n <= e.platform.MaxPendingItemsPerProcess && (!b.Wait || e.admitting.Len() == 0) {
-		refusal := e.creditLocked(b.Principal, n)
+		e.creditLocked(n)
 		e.mu.Unlock()
-		if refusal != nil {
-			return nil, refusal
-		}
 	} else {
-		if !b.Wait || e.admitting.Len() >= e.maxAdmit || n > e.platform.MaxPendingItemsPerProcess || e.principalFullLocked(b.Principal, n) {
+		if !b.Wait || e.admitting.Len() >= e.maxAdmit || n > e.platform.MaxPendingItemsPerProcess {
 			e.mu.Unlock()
 			return nil, toolerr.New(toolerr.QueueFull)
 		}
-		w := &admitWaiter{n: n, principal: b.Principal, ready: make(chan struct{})}
+		w := &admitWaiter{n: n, ready: make(chan struct{})}
 		el := e.admitting.PushBack(w)
 		e.mu.Unlock()
 		if err := e.awaitCredit(ctx, b, w, el, arrived); err != nil {
@@ -519,13 +523,13 @@ func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error
 	}
 
 	r := &run{
-		snap:      snap,
-		principal: b.Principal,
-		admitted:  time.Now(),
-		arrived:   arrived,
-		results:   make([]ItemResult, n),
-		remaining: n,
+		snap:     snap,
+		settled:  b.Settled,
+		admitted: time.Now(),
+		arrived:  arrived,
+		results:  make([]ItemResult, n),
 	}
+	r.remaining.Store(int32(n))
 	if inline {
 		r.ctx, r.inline, r.deadline, r.items = ctx, true, b.Deadline, b.Items
 		return r, nil
@@ -536,45 +540,18 @@ func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error
 	return r, nil
 }
 
-// principalFullLocked reports whether principal's limits refuse n more
-// items now. e.mu is held.
-func (e *Executor) principalFullLocked(key string, n int) bool {
-	if key == "" {
-		return false
-	}
-	var p principal // a principal with nothing admitted
-	if q := e.principals[key]; q != nil {
-		p = *q
-	}
-	return p.batches >= e.platform.MaxConcurrentBatchesPerPrincipal || p.pending+n > e.platform.MaxPendingItemsPerPrincipal
-}
-
 // creditLocked takes the credit of a batch of n items that fits the
-// process's pending items, unless the limits of its principal (key)
-// refuse it (queue_full). e.mu is held.
-func (e *Executor) creditLocked(key string, n int) *toolerr.Error {
-	if key != "" {
-		if e.principalFullLocked(key, n) {
-			return toolerr.New(toolerr.QueueFull)
-		}
-		p := e.principals[key]
-		if p == nil {
-			p = &principal{}
-			e.principals[key] = p
-		}
-		p.batches++
-		p.pending += n
-	}
+// process's pending items. e.mu is held.
+func (e *Executor) creditLocked(n int) {
 	e.pending += n
 	e.live += n
-	return nil
 }
 
 // awaitCredit waits for w's credit (see [Batch.Wait]): nil once it was
 // granted, else queue_timeout when the platform's queue budget from
-// arrived passed first, queue_full when the principal's limits refused
-// it at the grant, service_unavailable at Shutdown or when every lane is
-// quarantined, or an error wrapping ctx's end or the request deadline's.
+// arrived passed first, service_unavailable at Shutdown or when every
+// lane is quarantined, or an error wrapping ctx's end or the request
+// deadline's.
 // Credit granted as the wait ended is kept, as a lane is in acquire: the
 // run then notices the end itself.
 func (e *Executor) awaitCredit(ctx context.Context, b Batch, w *admitWaiter, el *list.Element, arrived time.Time) error {
@@ -602,10 +579,7 @@ func (e *Executor) awaitCredit(ctx context.Context, b Batch, w *admitWaiter, el 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	switch {
-	case w.granted && w.refusal != nil:
-		return w.refusal
-	case w.granted:
+	if w.granted {
 		return nil
 	}
 	e.admitting.Remove(el)
@@ -627,7 +601,7 @@ func (e *Executor) grantLocked() {
 		}
 		e.admitting.Remove(f)
 		w.granted = true
-		w.refusal = e.creditLocked(w.principal, w.n)
+		e.creditLocked(w.n)
 		close(w.ready)
 	}
 }
@@ -643,13 +617,18 @@ func cloneItems(items []Item) []Item {
 }
 
 // item is the goroutine of item i (an inline run calls it on the caller's
-// goroutine). Its ticket is settled exactly once,
-// here, after runItem has returned: runItem returns only once the item no
-// longer owns a job (none was started, or its engine's Run returned).
+// goroutine). Its ticket is settled exactly once, here, after runItem has
+// returned: runItem returns only once the item no longer owns a job (none
+// was started, or its engine's Run returned). The batch's caller is told
+// (Batch.Settled) before the batch's outcome is ready.
 func (e *Executor) item(r *run, i int) {
 	res := e.runItem(r, r.items[i])
 	r.results[i] = res
-	if e.settle(r, res.Status == StatusSuccess) && !r.inline {
+	e.settle(res.Status == StatusSuccess)
+	if r.settled != nil {
+		r.settled()
+	}
+	if r.remaining.Add(-1) == 0 && !r.inline {
 		r.stop()
 		r.cancel(nil)
 		close(r.done)
@@ -663,32 +642,16 @@ func (e *Executor) item(r *run, i int) {
 }
 
 // settle releases one item's admission credit and counts its terminal
-// state. It reports whether the item was its batch's last, whose batch
-// slot it then also released.
-func (e *Executor) settle(r *run, success bool) bool {
+// state.
+func (e *Executor) settle(success bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.pending--
-	if e.admitting.Len() > 0 {
-		defer e.grantLocked() // after the principal's counts below
-	}
 	e.completed++
 	if !success {
 		e.failed++
 	}
-	p := e.principals[r.principal] // nil for a batch without a principal
-	if p != nil {
-		p.pending--
+	if e.admitting.Len() > 0 {
+		e.grantLocked()
 	}
-	r.remaining--
-	if r.remaining > 0 {
-		return false
-	}
-	if p != nil {
-		p.batches--
-		if p.batches == 0 && p.pending == 0 {
-			delete(e.principals, r.principal)
-		}
-	}
-	return true
 }

@@ -31,7 +31,7 @@ func TestHeterogeneousBatchInOrder(t *testing.T) {
 		item("c4", "small", params{Operation: "tiny", Tag: "t4", Wait: "ctx"}),
 	}
 	items[1].ImplementationVersion = implementationVersion // same pins, different tool
-	ch := f.computeAsync(context.Background(), batch("p", items...))
+	ch := f.computeAsync(context.Background(), batch(items...))
 	f.started("t1", "t2", "t3", "t4")
 	for _, tag := range []string{"t4", "t3", "t2", "t1"} { // finish in reverse order
 		f.r.release(tag)
@@ -42,7 +42,7 @@ func TestHeterogeneousBatchInOrder(t *testing.T) {
 		t.Fatalf("Compute() = %v", a.err)
 	}
 	res := a.res
-	if res.RequestID != "req-p" || res.SuccessCount != 3 || res.FailedCount != 1 || res.ServerProcessingMS == nil {
+	if res.RequestID != "req" || res.SuccessCount != 3 || res.FailedCount != 1 || res.ServerProcessingMS == nil {
 		t.Fatalf("batch = %+v", res)
 	}
 	ids := map[string]bool{}
@@ -135,7 +135,7 @@ func TestItemRefusals(t *testing.T) {
 	f := newFixture(t, 2)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := f.compute(batch("p", tt.item))
+			res := f.compute(batch(tt.item))
 			r := res.Results[0]
 			if r.Status != executor.StatusError || r.Result != nil || r.ExecutionID != "" {
 				t.Fatalf("result = %+v, want an error without execution", r)
@@ -182,7 +182,7 @@ func TestEngineOutcomes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("mode="+tt.mode, func(t *testing.T) {
 			f := newFixture(t, 2)
-			r := f.compute(batch("p", item("c", "alpha", params{Operation: "sum", Mode: tt.mode}))).Results[0]
+			r := f.compute(batch(item("c", "alpha", params{Operation: "sum", Mode: tt.mode}))).Results[0]
 			if !executionID.MatchString(r.ExecutionID) {
 				t.Errorf("execution_id = %q, want one: the job started", r.ExecutionID)
 			}
@@ -224,7 +224,7 @@ func TestEngineOutcomes(t *testing.T) {
 func TestJob(t *testing.T) {
 	f := newFixture(t, 2)
 	it := item("c", "alpha", params{Operation: "plan", Value: "x"})
-	res := f.compute(batch("p", it))
+	res := f.compute(batch(it))
 	jobs, deadlines := f.r.Jobs()
 	if len(jobs) != 1 {
 		t.Fatalf("runner saw %d jobs, want 1", len(jobs))
@@ -243,7 +243,7 @@ func TestJob(t *testing.T) {
 }
 
 // Admission is decided once per batch: whole refusals, no item of a
-// refused batch runs, and the process and principal limits hold.
+// refused batch runs, and the process's pending items hold.
 func TestAdmission(t *testing.T) {
 	f := newFixture(t, 1)
 	echo := func(corr string) executor.Item { return item(corr, "alpha", params{Operation: "echo"}) }
@@ -255,31 +255,30 @@ func TestAdmission(t *testing.T) {
 		return items
 	}
 
-	a := f.computeAsync(context.Background(), batch("A", item("a0", "alpha", params{Operation: "sum", Tag: "a", Wait: "ctx"})))
+	a := f.computeAsync(context.Background(), batch(item("a0", "alpha", params{Operation: "sum", Tag: "a", Wait: "ctx"})))
 	f.started("a")
 
 	refused := []struct {
 		name string
 		b    executor.Batch
 	}{
-		{"second concurrent batch of a principal", batch("A", echo("a1"))},
-		{"empty batch", batch("E")},
-		{"batch over max_batch_items", batch("E", many("e", 5)...)},
+		{"empty batch", batch()},
+		{"batch over the process's pending items", batch(many("e", 9)...)},
 	}
 	for _, tt := range refused {
 		_, err := f.e.Compute(context.Background(), tt.b)
 		wantCode(t, err, toolerr.QueueFull)
 	}
-	b := f.computeAsync(context.Background(), batch("B", many("b", 4)...)) // 5 pending
+	b := f.computeAsync(context.Background(), batch(many("b", 4)...)) // 5 pending
 	f.waitPool("5 pending", func(p executor.PoolSnapshot) bool { return p.Pending == 5 })
-	_, err := f.e.Compute(context.Background(), batch("C", many("c", 4)...)) // would make 9
+	_, err := f.e.Compute(context.Background(), batch(many("c", 4)...)) // would make 9
 	wantCode(t, err, toolerr.QueueFull)
-	c := f.computeAsync(context.Background(), batch("C", many("c", 3)...)) // 8
+	c := f.computeAsync(context.Background(), batch(many("c", 3)...)) // 8
 	p := f.waitPool("8 pending, 7 queued", func(p executor.PoolSnapshot) bool { return p.Pending == 8 && p.Queued == 7 })
 	if p.Active != 1 || !p.Available || p.Resources.MemoryCapacityBytes != policy.GiB || p.Resources.MemoryReservedBytes != policy.GiB {
 		t.Errorf("pool = %+v", p)
 	}
-	_, err = f.e.Compute(context.Background(), batch("D", echo("d0")))
+	_, err = f.e.Compute(context.Background(), batch(echo("d0")))
 	wantCode(t, err, toolerr.QueueFull)
 	if n := f.r.Calls(); n != 1 {
 		t.Fatalf("runner calls = %d, want 1: a refused batch ran", n)
@@ -296,38 +295,50 @@ func TestAdmission(t *testing.T) {
 	if p.Pending != 0 || p.Completed != 8 || p.Failed != 0 || p.Resources.MemoryReservedBytes != 0 {
 		t.Errorf("pool = %+v", p)
 	}
-	f.fullBatch("A")
+	f.fullBatch()
 }
 
-// A principal's pending items are bounded apart from its batch count.
-func TestAdmissionPrincipalPending(t *testing.T) {
-	platform := policy.DefaultPlatform()
-	platform.MaxConcurrentBatchesPerPrincipal = 2
-	f := newFixture(t, 3, platform)
-	first := f.computeAsync(context.Background(), batch("A",
-		item("a0", "alpha", params{Operation: "sum", Tag: "a0", Wait: "ctx"}),
-		item("a1", "alpha", params{Operation: "sum", Tag: "a1", Wait: "ctx"}),
-		item("a2", "alpha", params{Operation: "sum", Tag: "a2", Wait: "ctx"})))
-	f.started("a0", "a1", "a2")
-	_, err := f.e.Compute(context.Background(), batch("A", item("x", "alpha", params{Operation: "echo"}), item("y", "alpha", params{Operation: "echo"})))
-	wantCode(t, err, toolerr.QueueFull) // 3 + 2 > 4
-	second := f.computeAsync(context.Background(), batch("A", item("z", "alpha", params{Operation: "echo"})))
-	f.waitPool("4 pending", func(p executor.PoolSnapshot) bool { return p.Pending == 4 })
-	_, err = f.e.Compute(context.Background(), batch("A", item("w", "alpha", params{Operation: "echo"})))
-	wantCode(t, err, toolerr.QueueFull) // a third batch
-	f.r.release("a0", "a1", "a2")
-	for _, ch := range []<-chan answer{first, second} {
-		if ans := await(t, ch); ans.err != nil || ans.res.FailedCount != 0 {
-			t.Fatalf("admitted batch = %+v, %v", ans.res, ans.err)
-		}
+// Settled is called once per item whatever happens, and before Compute
+// returns when no item outlives it: for a batch whose items all ended, a
+// one-item batch, a batch refused whole and a batch whose context ended
+// before it was admitted.
+func TestSettled(t *testing.T) {
+	f := newFixture(t, 1)
+	ran, n := counted(batch(item("a", "alpha", params{Operation: "echo"}), item("b", "alpha", params{Operation: "echo", Mode: "fail"})))
+	f.compute(ran)
+	if got := n.Load(); got != 2 {
+		t.Errorf("a batch that ran: %d items settled, want 2", got)
+	}
+	one, n := counted(batch(item("a", "alpha", params{Operation: "echo"})))
+	f.compute(one)
+	if got := n.Load(); got != 1 {
+		t.Errorf("a one-item batch: %d items settled, want 1", got)
+	}
+	many := make([]executor.Item, 9)
+	for i := range many {
+		many[i] = item(fmt.Sprint("m", i), "alpha", params{Operation: "echo"})
+	}
+	refused, n := counted(batch(many...))
+	_, err := f.e.Compute(context.Background(), refused)
+	wantCode(t, err, toolerr.QueueFull)
+	if got := n.Load(); got != 9 {
+		t.Errorf("a refused batch: %d items settled, want 9", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	late, n := counted(batch(item("a", "alpha", params{Operation: "echo"})))
+	if _, err := f.e.Compute(ctx, late); !errors.Is(err, context.Canceled) {
+		t.Errorf("Compute() = %v, want context.Canceled", err)
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("a batch whose context had ended: %d items settled, want 1", got)
 	}
 }
 
-// Many principals hammering Compute never get more admitted than the
-// platform allows: at most one batch per principal runs, at most two jobs
-// at once, at most eight items pending.
+// Many callers hammering Compute never get more admitted than the
+// process allows: at most two jobs at once, at most eight items pending.
 func TestAdmissionUnderContention(t *testing.T) {
-	const lanes, principals, submitters, rounds = 2, 8, 3, 15
+	const lanes, callers, submitters, rounds = 2, 8, 3, 15
 	f := newFixture(t, lanes)
 	f.r.pool = f.e.Pool
 
@@ -337,19 +348,18 @@ func TestAdmissionUnderContention(t *testing.T) {
 		accepted, refuse int
 		items            int
 	)
-	for pi := range principals {
+	for pi := range callers {
 		for si := range submitters {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				principal := fmt.Sprintf("p%d", pi)
 				for k := range rounds {
-					id := fmt.Sprintf("%d-%d", si, k)
+					id := fmt.Sprintf("%d-%d-%d", pi, si, k)
 					n := (pi+si+k)%4 + 1
-					b := batch(principal)
+					b := batch()
 					for i := range n {
 						b.Items = append(b.Items, item(fmt.Sprintf("%s/%d", id, i), "alpha",
-							params{Operation: "echo", Principal: principal, Batch: id, Value: i}))
+							params{Operation: "echo", Batch: id, Value: i}))
 					}
 					res, err := f.e.Compute(context.Background(), b)
 					mu.Lock()
@@ -401,7 +411,7 @@ func TestCancellation(t *testing.T) {
 			}
 		})
 		ctx, cancel := context.WithCancel(context.Background())
-		ch := f.computeAsync(ctx, batch("A", item("hooked", "alpha", params{Operation: "echo"})))
+		ch := f.computeAsync(ctx, batch(item("hooked", "alpha", params{Operation: "echo"})))
 		<-reached
 		cancel()
 		if promptEngines {
@@ -426,14 +436,14 @@ func TestCancellation(t *testing.T) {
 		if p.Completed != 1 || p.Failed != 1 || f.r.Calls() != 0 {
 			t.Errorf("pool = %+v, runner calls = %d, want one failed item and no job", p, f.r.Calls())
 		}
-		f.fullBatch("A")
+		f.fullBatch()
 	})
 	t.Run("while queued and running", func(t *testing.T) {
 		f := newFixture(t, 1)
 		ctx, cancel := context.WithCancel(context.Background())
-		running := f.computeAsync(ctx, batch("A", item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
+		running := f.computeAsync(ctx, batch(item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
 		f.started("run")
-		queued := f.computeAsync(ctx, batch("B", item("queued", "alpha", params{Operation: "sum", Tag: "queued", Wait: "ctx"})))
+		queued := f.computeAsync(ctx, batch(item("queued", "alpha", params{Operation: "sum", Tag: "queued", Wait: "ctx"})))
 		f.waitPool("one queued", func(p executor.PoolSnapshot) bool { return p.Queued == 1 })
 		cancel()
 		for _, ch := range []<-chan answer{running, queued} {
@@ -447,37 +457,43 @@ func TestCancellation(t *testing.T) {
 		if p.Completed != 2 || p.Failed != 2 || f.r.Calls() != 1 || p.Degraded != 0 || p.Resources.MemoryReservedBytes != 0 {
 			t.Errorf("pool = %+v, runner calls = %d", p, f.r.Calls())
 		}
-		f.fullBatch("A")
-		f.fullBatch("B")
+		f.fullBatch()
+		f.fullBatch()
 	})
 	t.Run("running job ending late", func(t *testing.T) {
 		f := newFixture(t, 2)
 		ctx, cancel := context.WithCancel(context.Background())
-		ch := f.computeAsync(ctx, batch("A",
+		b, settled := counted(batch(
 			item("s1", "alpha", params{Operation: "sum", Tag: "s1", Wait: "stubborn"}),
 			item("s2", "alpha", params{Operation: "sum", Tag: "s2", Wait: "stubborn"})))
+		ch := f.computeAsync(ctx, b)
 		f.started("s1", "s2")
 		cancel()
 		if ans := await(t, ch); !errors.Is(ans.err, context.Canceled) {
 			t.Fatalf("Compute() = %+v, %v, want context.Canceled", ans.res, ans.err)
 		}
-		// The jobs have not ended: their credit, lanes and the batch slot
-		// stay taken.
+		// The jobs have not ended: their credit and lanes stay taken, and
+		// the caller is not told they are settled.
 		if p := f.e.Pool(); p.Pending != 2 || p.Active != 2 || p.Resources.MemoryReservedBytes != 2*policy.GiB {
 			t.Errorf("pool = %+v, want both jobs' credit and lanes held", p)
 		}
-		_, err := f.e.Compute(context.Background(), batch("A", item("x", "alpha", params{Operation: "echo"})))
-		wantCode(t, err, toolerr.QueueFull)
+		if n := settled.Load(); n != 0 {
+			t.Errorf("%d items settled while their jobs run", n)
+		}
 		f.r.release("s1")
 		f.waitPool("one pending", func(p executor.PoolSnapshot) bool { return p.Pending == 1 && p.Active == 1 })
-		_, err = f.e.Compute(context.Background(), batch("A", item("x", "alpha", params{Operation: "echo"})))
-		wantCode(t, err, toolerr.QueueFull) // the slot waits for the batch's last item
+		if n := settled.Load(); n != 1 {
+			t.Errorf("%d items settled after one job ended, want 1", n)
+		}
 		f.r.release("s2")
 		p := f.waitIdle()
 		if p.Completed != 2 || p.Failed != 0 { // both jobs ended with a success nobody reads
 			t.Errorf("pool = %+v", p)
 		}
-		f.fullBatch("A")
+		if n := settled.Load(); n != 2 {
+			t.Errorf("%d items settled after both jobs ended, want 2", n)
+		}
+		f.fullBatch()
 	})
 }
 
@@ -485,9 +501,9 @@ func TestCancellation(t *testing.T) {
 // without a job.
 func TestQueueTimeout(t *testing.T) {
 	f := newFixture(t, 1)
-	slow := f.computeAsync(context.Background(), batch("A", item("slow", "alpha", params{Operation: "sum", Tag: "slow", Wait: "ctx"})))
+	slow := f.computeAsync(context.Background(), batch(item("slow", "alpha", params{Operation: "sum", Tag: "slow", Wait: "ctx"})))
 	f.started("slow")
-	res := f.compute(batch("B", item("quick", "small", params{Operation: "quick"})))
+	res := f.compute(batch(item("quick", "small", params{Operation: "quick"})))
 	r := res.Results[0]
 	wantCode(t, r.Error, toolerr.QueueTimeout)
 	if r.ExecutionID != "" || r.Metrics.QueueWaitMS != nil || r.Metrics.ExecutionMS != nil || r.Metrics.TotalMS == nil {
@@ -500,7 +516,7 @@ func TestQueueTimeout(t *testing.T) {
 	if ans := await(t, slow); ans.err != nil || ans.res.SuccessCount != 1 {
 		t.Fatalf("slow batch = %+v, %v", ans.res, ans.err)
 	}
-	f.fullBatch("B")
+	f.fullBatch()
 }
 
 // A lane whose job's cleanup is not confirmed is quarantined; when every
@@ -509,7 +525,7 @@ func TestQuarantine(t *testing.T) {
 	t.Run("pool", func(t *testing.T) {
 		f := newFixture(t, 2)
 		for i := range 2 {
-			r := f.compute(batch("A", item("leak", "alpha", params{Operation: "sum", Mode: "leak"}))).Results[0]
+			r := f.compute(batch(item("leak", "alpha", params{Operation: "sum", Mode: "leak"}))).Results[0]
 			wantCode(t, r.Error, toolerr.CleanupFailed)
 			if r.ExecutionID == "" || r.Resources.Memory == nil {
 				t.Errorf("result = %+v, want the started job's id and memory", r)
@@ -519,7 +535,7 @@ func TestQuarantine(t *testing.T) {
 				t.Errorf("after %d leaks, pool = %+v", i+1, p)
 			}
 		}
-		_, err := f.e.Compute(context.Background(), batch("A", item("c", "alpha", params{Operation: "echo"})))
+		_, err := f.e.Compute(context.Background(), batch(item("c", "alpha", params{Operation: "echo"})))
 		wantCode(t, err, toolerr.ServiceUnavailable)
 		if n := f.r.Calls(); n != 2 {
 			t.Errorf("runner calls = %d, want 2", n)
@@ -527,10 +543,10 @@ func TestQuarantine(t *testing.T) {
 	})
 	t.Run("queued items", func(t *testing.T) {
 		f := newFixture(t, 1)
-		leak := f.computeAsync(context.Background(), batch("A",
+		leak := f.computeAsync(context.Background(), batch(
 			item("leak", "alpha", params{Operation: "sum", Tag: "leak", Wait: "ctx", Mode: "leak"})))
 		f.started("leak")
-		next := f.computeAsync(context.Background(), batch("B", item("next", "alpha", params{Operation: "echo"})))
+		next := f.computeAsync(context.Background(), batch(item("next", "alpha", params{Operation: "echo"})))
 		f.waitPool("one queued", func(p executor.PoolSnapshot) bool { return p.Queued == 1 })
 		f.r.release("leak")
 		for ch, code := range map[<-chan answer]toolerr.Code{leak: toolerr.CleanupFailed, next: toolerr.ServiceUnavailable} {
@@ -551,9 +567,9 @@ func TestQuarantine(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	t.Run("cancels and waits", func(t *testing.T) {
 		f := newFixture(t, 1)
-		running := f.computeAsync(context.Background(), batch("A", item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
+		running := f.computeAsync(context.Background(), batch(item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
 		f.started("run")
-		queued := f.computeAsync(context.Background(), batch("B", item("queued", "alpha", params{Operation: "sum", Tag: "queued", Wait: "ctx"})))
+		queued := f.computeAsync(context.Background(), batch(item("queued", "alpha", params{Operation: "sum", Tag: "queued", Wait: "ctx"})))
 		f.waitPool("one queued", func(p executor.PoolSnapshot) bool { return p.Queued == 1 })
 		if err := f.e.Shutdown(context.Background()); err != nil {
 			t.Fatalf("Shutdown() = %v", err)
@@ -571,12 +587,12 @@ func TestShutdown(t *testing.T) {
 			}
 			wantCode(t, ans.res.Results[0].Error, code)
 		}
-		_, err := f.e.Compute(context.Background(), batch("B", item("c", "alpha", params{Operation: "echo"})))
+		_, err := f.e.Compute(context.Background(), batch(item("c", "alpha", params{Operation: "echo"})))
 		wantCode(t, err, toolerr.ServiceUnavailable)
 	})
 	t.Run("engine that does not return", func(t *testing.T) {
 		f := newFixture(t, 1)
-		ch := f.computeAsync(context.Background(), batch("A", item("s", "alpha", params{Operation: "sum", Tag: "s", Wait: "stubborn"})))
+		ch := f.computeAsync(context.Background(), batch(item("s", "alpha", params{Operation: "sum", Tag: "s", Wait: "stubborn"})))
 		f.started("s")
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -600,7 +616,7 @@ func TestShutdown(t *testing.T) {
 // success and error exclusive.
 func TestMetricsAndJSON(t *testing.T) {
 	f := newFixture(t, 2)
-	res := f.compute(batch("p",
+	res := f.compute(batch(
 		item("ok", "alpha", params{Operation: "sum", Mode: "fuel"}),
 		item("unknown", "gamma", params{Operation: "sum"}),
 		item("late", "alpha", params{Operation: "sum", Mode: "timeout"})))
@@ -645,7 +661,7 @@ func TestMetricsAndJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("Unmarshal() = %v", err)
 	}
-	if doc.RequestID != "req-p" || *doc.SuccessCount != 1 || *doc.FailedCount != 2 || doc.ServerProcessingMS == nil {
+	if doc.RequestID != "req" || *doc.SuccessCount != 1 || *doc.FailedCount != 2 || doc.ServerProcessingMS == nil {
 		t.Errorf("batch JSON = %s", data)
 	}
 	keys := func(m map[string]any) []string {
@@ -751,6 +767,6 @@ func TestNew(t *testing.T) {
 	if p := e.Pool(); p.Lanes != 2 || !p.Available || p.Resources.MemoryCapacityBytes != 2*policy.GiB {
 		t.Errorf("default pool = %+v", p)
 	}
-	_, err = e.Compute(context.Background(), batch("A", item("c", "alpha", params{Operation: "sum"})))
+	_, err = e.Compute(context.Background(), batch(item("c", "alpha", params{Operation: "sum"})))
 	wantCode(t, err, toolerr.ServiceUnavailable) // no snapshot published yet
 }

@@ -83,7 +83,7 @@ func TestHostCallLoopsGiveTheirLanesBack(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := e.Compute(context.Background(), batch(code, item("c", code, params{Operation: "spin"})))
+			res, err := e.Compute(context.Background(), batch(item("c", code, params{Operation: "spin"})))
 			if err != nil {
 				t.Errorf("Compute(%s) = %v", code, err)
 			}
@@ -96,7 +96,7 @@ func TestHostCallLoopsGiveTheirLanesBack(t *testing.T) {
 			t.Fatalf("the loops never held both lanes: %+v", e.Pool())
 		}
 	}
-	echo, err := e.Compute(context.Background(), batch("p", item("c", "echo", params{Operation: "ping"})))
+	echo, err := e.Compute(context.Background(), batch(item("c", "echo", params{Operation: "ping"})))
 	answered := time.Since(began)
 	wg.Wait()
 	loopsEnded := time.Since(began)

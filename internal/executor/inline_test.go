@@ -28,11 +28,10 @@ func TestInline(t *testing.T) {
 		{"EngineOutcomes", TestEngineOutcomes},
 		{"Job", TestJob},
 		{"Admission", TestAdmission},
-		{"AdmissionPrincipalPending", TestAdmissionPrincipalPending},
+		{"Settled", TestSettled},
 		{"AdmissionUnderContention", TestAdmissionUnderContention},
 		{"AdmissionWait", TestAdmissionWait},
 		{"AdmissionWaitEnds", TestAdmissionWaitEnds},
-		{"AdmissionWaitPrincipal", TestAdmissionWaitPrincipal},
 		{"Cancellation", TestCancellation},
 		{"QueueTimeout", TestQueueTimeout},
 		{"Quarantine", TestQuarantine},
@@ -52,8 +51,8 @@ func TestInlineRunsOnTheCallersGoroutine(t *testing.T) {
 	promptEngines = true
 	f := newFixture(t, 2)
 	promptEngines = false
-	f.compute(batch("A", item("one", "alpha", params{Operation: "echo"})))
-	f.compute(batch("A", item("two-0", "alpha", params{Operation: "echo"}), item("two-1", "alpha", params{Operation: "echo"})))
+	f.compute(batch(item("one", "alpha", params{Operation: "echo"})))
+	f.compute(batch(item("two-0", "alpha", params{Operation: "echo"}), item("two-1", "alpha", params{Operation: "echo"})))
 	f.r.mu.Lock()
 	inline, onGoroutine := f.r.inline, f.r.onGoroutine
 	f.r.mu.Unlock()
@@ -72,7 +71,7 @@ func TestInlineRunsOnTheCallersGoroutine(t *testing.T) {
 func TestRequestDeadline(t *testing.T) {
 	t.Run("while running", func(t *testing.T) {
 		f := newFixture(t, 1)
-		b := batch("A", item("slow", "alpha", params{Operation: "sum", Tag: "slow", Wait: "ctx"}))
+		b := batch(item("slow", "alpha", params{Operation: "sum", Tag: "slow", Wait: "ctx"}))
 		b.Deadline = time.Now().Add(50 * time.Millisecond)
 		deadlineOrFailure(t, f, b, toolerr.ExecutionLimit)
 		f.returned("slow")
@@ -84,13 +83,13 @@ func TestRequestDeadline(t *testing.T) {
 		if p.Completed != 1 || p.Failed != 1 || p.Degraded != 0 || p.Resources.MemoryReservedBytes != 0 {
 			t.Errorf("pool = %+v", p)
 		}
-		f.fullBatch("A")
+		f.fullBatch()
 	})
 	t.Run("while queued", func(t *testing.T) {
 		f := newFixture(t, 1)
-		running := f.computeAsync(context.Background(), batch("A", item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
+		running := f.computeAsync(context.Background(), batch(item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
 		f.started("run")
-		b := batch("B", item("queued", "alpha", params{Operation: "echo"}))
+		b := batch(item("queued", "alpha", params{Operation: "echo"}))
 		b.Deadline = time.Now().Add(50 * time.Millisecond)
 		deadlineOrFailure(t, f, b, toolerr.QueueTimeout)
 		f.r.release("run")
@@ -101,11 +100,11 @@ func TestRequestDeadline(t *testing.T) {
 		if p.Completed != 2 || p.Failed != 1 || f.r.Calls() != 1 {
 			t.Errorf("pool = %+v, runner calls = %d, want the queued item failed without a job", p, f.r.Calls())
 		}
-		f.fullBatch("B")
+		f.fullBatch()
 	})
 	t.Run("met", func(t *testing.T) {
 		f := newFixture(t, 1)
-		b := batch("A", item("quick", "alpha", params{Operation: "echo"}))
+		b := batch(item("quick", "alpha", params{Operation: "echo"}))
 		b.Deadline = time.Now().Add(time.Minute)
 		res := f.compute(b)
 		if res.SuccessCount != 1 {
@@ -118,7 +117,7 @@ func TestRequestDeadline(t *testing.T) {
 	})
 	t.Run("shutdown of an inline job", func(t *testing.T) {
 		f := newFixture(t, 1)
-		ch := f.computeAsync(context.Background(), batch("A", item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
+		ch := f.computeAsync(context.Background(), batch(item("run", "alpha", params{Operation: "sum", Tag: "run", Wait: "ctx"})))
 		f.started("run")
 		if err := f.e.Shutdown(context.Background()); err != nil {
 			t.Fatalf("Shutdown() = %v", err)

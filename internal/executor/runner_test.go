@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,11 +38,10 @@ type params struct {
 	// Mode picks the outcome; "" is an echo success.
 	Mode  string `json:"mode,omitempty"`
 	Value any    `json:"value,omitempty"`
-	// Principal and Batch let the runner check that two batches of one
-	// principal never run at once.
-	Principal string `json:"principal,omitempty"`
-	Batch     string `json:"batch,omitempty"`
-	Pad       string `json:"pad,omitempty"`
+	// Batch names a contention test's batch, whose items pause a little
+	// so that they overlap.
+	Batch string `json:"batch,omitempty"`
+	Pad   string `json:"pad,omitempty"`
 }
 
 // toolError is the tool's own error the "fail" mode raises.
@@ -65,7 +65,6 @@ type runner struct {
 	deadlines  []time.Time
 	gates      map[string]chan struct{}
 	released   map[string]bool
-	batches    map[string]map[string]int // principal → batch → running jobs
 	violations []string
 	// inline and onGoroutine count a promptRunner's jobs by where they
 	// ran.
@@ -79,7 +78,6 @@ func newRunner(lanes int) *runner {
 		returned: make(chan string, 64),
 		gates:    map[string]chan struct{}{},
 		released: map[string]bool{},
-		batches:  map[string]map[string]int{},
 	}
 }
 
@@ -146,27 +144,11 @@ func (r *runner) enter(ctx context.Context, job engine.Job, p params) {
 	}
 	r.jobs = append(r.jobs, job)
 	r.deadlines = append(r.deadlines, deadline)
-	if p.Principal != "" {
-		m := r.batches[p.Principal]
-		if m == nil {
-			m = map[string]int{}
-			r.batches[p.Principal] = m
-		}
-		for b, n := range m {
-			if b != p.Batch && n > 0 {
-				r.violate("principal %s runs batches %s and %s at once", p.Principal, b, p.Batch)
-			}
-		}
-		m[p.Batch]++
-	}
 }
 
 func (r *runner) leave(p params) {
 	r.mu.Lock()
 	r.running--
-	if p.Principal != "" {
-		r.batches[p.Principal][p.Batch]--
-	}
 	r.mu.Unlock()
 	if p.Tag != "" {
 		r.returned <- p.Tag
@@ -203,7 +185,7 @@ func (r *runner) Run(ctx context.Context, job engine.Job) (*engine.Outcome, erro
 	case "stubborn":
 		<-r.gate(p.Tag)
 	}
-	if p.Principal != "" {
+	if p.Batch != "" {
 		time.Sleep(50 * time.Microsecond) // let other items overlap; never asserted
 	}
 	echo, _ := json.Marshal(map[string]any{"echo": p.Value, "operation": p.Operation})
@@ -396,8 +378,15 @@ func item(corr, code string, p params) executor.Item {
 	}
 }
 
-func batch(principal string, items ...executor.Item) executor.Batch {
-	return executor.Batch{RequestID: "req-" + principal, Principal: principal, Items: items, Start: time.Now()}
+func batch(items ...executor.Item) executor.Batch {
+	return executor.Batch{RequestID: "req", Items: items, Start: time.Now()}
+}
+
+// counted is b with a count of its Settled calls.
+func counted(b executor.Batch) (executor.Batch, *atomic.Int32) {
+	n := new(atomic.Int32)
+	b.Settled = func() { n.Add(1) }
+	return b, n
 }
 
 type answer struct {
@@ -495,14 +484,14 @@ func (f *fixture) waitIdle() executor.PoolSnapshot {
 	})
 }
 
-// fullBatch checks that principal can again run a full batch of four.
-func (f *fixture) fullBatch(principal string) {
+// fullBatch checks that the executor can again run a full batch of four.
+func (f *fixture) fullBatch() {
 	f.t.Helper()
 	items := make([]executor.Item, 4)
 	for i := range items {
 		items[i] = item(fmt.Sprintf("full-%d", i), "alpha", params{Operation: "echo", Value: i})
 	}
-	res := f.compute(batch(principal, items...))
+	res := f.compute(batch(items...))
 	if res.SuccessCount != 4 {
 		f.t.Fatalf("full batch: %d successes, want 4: %+v", res.SuccessCount, res.Results)
 	}

@@ -183,7 +183,7 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 	if terr != nil {
 		return nil, ItemRefusal(terr)
 	}
-	r, err := a.execute(ctx, o, "", it, start)
+	r, err := a.execute(ctx, o, it, start)
 	if err != nil {
 		return nil, err
 	}
@@ -198,16 +198,16 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 	return &Result{ExecutionID: r.ExecutionID, Tool: svc.Code(), Succeeded: true, Result: r.Result, Item: r}, nil
 }
 
-// execute runs one item through the executor under its request deadline,
-// without per-principal limits unless principal is set, and returns its
-// result; an error is ctx's own end or a *Refusal of the batch. When the
-// process's pending items are full the item waits for them, within the
-// queue budget (executor.Batch.Wait): its callers are bounded by the
-// guard's concurrency, so a burst up to it is served, not refused.
-func (a *App) execute(ctx context.Context, o Origin, principal string, it executor.Item, start time.Time) (*executor.ItemResult, error) {
+// execute runs one item through the executor under its request deadline
+// and returns its result; an error is ctx's own end or a *Refusal of the
+// batch. When the process's pending items are full the item waits for
+// them, within the queue budget (executor.Batch.Wait): its callers are
+// bounded by the guard's concurrency, so a burst up to it is served, not
+// refused.
+func (a *App) execute(ctx context.Context, o Origin, it executor.Item, start time.Time) (*executor.ItemResult, error) {
 	items := []executor.Item{it}
 	deadline := time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
-	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start, Deadline: deadline, Wait: true})
+	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Items: items, Start: start, Deadline: deadline, Wait: true})
 	if err != nil {
 		return nil, a.batchError(ctx, err)
 	}
@@ -291,13 +291,25 @@ func unavailable(reason string) *toolerr.Error {
 }
 
 // Batch runs a seed-000 compute batch of items (PrepareBatch) for o under
-// the spec's per-principal batch limits (principal keys them), after
+// the spec's batch limits — max_batch_items, and the per-principal limits
+// keyed by principal (batchLimits; empty applies none) — after
 // AdmitBatch. Every item keeps its place and its own outcome. A
-// batch-level refusal (the executor's capacity, the request deadline) is
-// a *Refusal.
+// batch-level refusal (those limits, the executor's capacity, the request
+// deadline) is a *Refusal.
 func (a *App) Batch(ctx context.Context, o Origin, principal string, items []executor.Item, start time.Time) (*executor.BatchResult, error) {
-	deadline := time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
-	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Principal: principal, Items: items, Start: start, Deadline: deadline})
+	b := executor.Batch{RequestID: o.RequestID, Items: items, Start: start}
+	if len(items) > a.cfg.Platform.MaxBatchItems {
+		return nil, a.batchError(ctx, toolerr.New(toolerr.QueueFull))
+	}
+	if principal != "" {
+		settled, ok := a.batchLimits().take(a.cfg.Platform, principal, len(items))
+		if !ok {
+			return nil, a.batchError(ctx, toolerr.New(toolerr.QueueFull))
+		}
+		b.Settled = settled
+	}
+	b.Deadline = time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
+	res, err := a.cfg.Executor.Compute(ctx, b)
 	if err != nil {
 		return nil, a.batchError(ctx, err)
 	}
@@ -378,5 +390,5 @@ func (a *App) Local(ctx context.Context, code string, params any) (*executor.Ite
 		bi.ContractVersion, bi.ImplementationVersion, bi.SchemaFingerprint = d.ContractVersion, d.ImplementationVersion, d.Fingerprint
 	}
 	it := a.PrepareBatch(snap, []BatchItem{bi})[0]
-	return a.execute(ctx, Origin{RequestID: "cli"}, "", it, time.Now())
+	return a.execute(ctx, Origin{RequestID: "cli"}, it, time.Now())
 }

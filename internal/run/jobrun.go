@@ -116,7 +116,7 @@ func (a *App) runJob(ctx context.Context, job *jobs.Run) (_ json.RawMessage, err
 	if native {
 		it.Files, it.OutDir = files, job.OutDir
 	}
-	r, err := a.execute(ctx, Origin{RequestID: "job:" + job.JobID}, "", it, time.Now())
+	r, err := a.execute(ctx, Origin{RequestID: "job:" + job.JobID}, it, time.Now())
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err() // cancelled: the subsystem decides what that means
