@@ -45,7 +45,7 @@ const abuseTime = "2006-01-02T15:04:05.000Z"
 // with its count of events and the time of its last. Without
 // --since it prints every row still kept (30 days). A missing database is an
 // error, so that a mistyped --data-dir does not read as an empty log.
-func runAbuse(args []string, stdout io.Writer) error {
+func runAbuse(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "list" {
 		return fmt.Errorf("%w: abuse takes the subcommand list", errUsage)
 	}
@@ -76,12 +76,12 @@ func runAbuse(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	log, err := abuse.New(abuse.Config{Store: s, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err
 	}
-	defer log.Close()
+	defer closeReporting(&err, log.Close)
 	rows, err := log.List(ctx, since, 0)
 	if err != nil {
 		return err

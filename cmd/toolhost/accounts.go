@@ -80,7 +80,7 @@ func (c *capabilityFlags) Set(v string) error {
 // and prints the token alone on one line. The token is shown this once; the
 // database keeps only its hash. Capabilities are granted to this token
 // alone, and only as named: none by default, none to a sandbox token.
-func runToken(args []string, stdout io.Writer) error {
+func runToken(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "create" {
 		return fmt.Errorf("%w: token takes the subcommand create", errUsage)
 	}
@@ -115,7 +115,7 @@ func runToken(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	kind, name := "user", *user
 	var token string
 	if *app != "" {
@@ -187,7 +187,7 @@ func userFlags(verb string, args []string, want int, caps *capabilityFlags, usag
 
 // runUserToken is `user create NAME` (the account must not exist) and
 // `user token NAME` (it must): a new token, printed alone on one line.
-func runUserToken(verb string, args []string, stdout io.Writer) error {
+func runUserToken(verb string, args []string, stdout io.Writer) (err error) {
 	var caps capabilityFlags
 	df, pos, err := userFlags(verb, args, 1, &caps, "one NAME")
 	if err != nil {
@@ -207,7 +207,7 @@ func runUserToken(verb string, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	if verb == "create" {
 		_, err = a.CreateUser(ctx, name)
 		switch {
@@ -253,7 +253,7 @@ type tokenRow struct {
 }
 
 // runUserList is `user list`. A missing database lists nothing.
-func runUserList(args []string, stdout io.Writer) error {
+func runUserList(args []string, stdout io.Writer) (err error) {
 	df, _, err := userFlags("list", args, 0, nil, "no argument")
 	if err != nil {
 		return err
@@ -266,7 +266,7 @@ func runUserList(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	users, err := a.Users(ctx)
 	if err != nil {
 		return err
@@ -281,7 +281,7 @@ func runUserList(args []string, stdout io.Writer) error {
 }
 
 // runUserTokens is `user tokens NAME`.
-func runUserTokens(args []string, stdout io.Writer) error {
+func runUserTokens(args []string, stdout io.Writer) (err error) {
 	df, pos, err := userFlags("tokens", args, 1, nil, "one NAME")
 	if err != nil {
 		return err
@@ -294,7 +294,7 @@ func runUserTokens(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	toks, err := a.UserTokens(ctx, pos[0])
 	if errors.Is(err, auth.ErrNoSuchUser) {
 		return fmt.Errorf("no such user %q", pos[0])
@@ -315,7 +315,7 @@ func runUserTokens(args []string, stdout io.Writer) error {
 }
 
 // runUserRevoke is `user revoke NAME TOKEN_ID`.
-func runUserRevoke(args []string) error {
+func runUserRevoke(args []string) (err error) {
 	df, pos, err := userFlags("revoke", args, 2, nil, "NAME TOKEN_ID (an id of `toolhost user tokens NAME`)")
 	if err != nil {
 		return err
@@ -332,7 +332,7 @@ func runUserRevoke(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	switch err := a.RevokeUserToken(ctx, pos[0], id); {
 	case errors.Is(err, auth.ErrNoSuchUser):
 		return fmt.Errorf("no such user %q", pos[0])
@@ -350,7 +350,7 @@ func runApp(args []string) error {
 
 // runDisable is `KIND disable NAME` and `KIND enable NAME`. It never creates
 // a database.
-func runDisable(kind string, args []string, disable, enable func(*auth.Accounts, context.Context, string) error, missing error) error {
+func runDisable(kind string, args []string, disable, enable func(*auth.Accounts, context.Context, string) error, missing error) (err error) {
 	if len(args) == 0 || (args[0] != "disable" && args[0] != "enable") {
 		return fmt.Errorf("%w: %s takes the subcommand disable or enable", errUsage, kind)
 	}
@@ -373,7 +373,7 @@ func runDisable(kind string, args []string, disable, enable func(*auth.Accounts,
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer closeReporting(&err, s.Close)
 	if verb == "disable" {
 		err = disable(a, ctx, name)
 	} else {

@@ -23,7 +23,7 @@ func readConfig(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)

@@ -21,7 +21,7 @@ import (
 // tool-schema-manifest.json, seed 000's build-time schema manifest (an
 // OpenAPI 3.1 document with paths {} and one entry per (tool_code,
 // contract_version), catalog.Manifest) for the codec generators.
-func runExport(args []string, stdout io.Writer) error {
+func runExport(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := newOptions(fs)
@@ -36,7 +36,7 @@ func runExport(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer closeReg()
+	defer closeReporting(&err, closeReg)
 	snap := reg.Snapshot()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
@@ -50,7 +50,9 @@ func runExport(args []string, stdout io.Writer) error {
 		if err := writeCanonical(filepath.Join(*out, name), doc); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, filepath.Join(*out, name))
+		if _, err := fmt.Fprintln(stdout, filepath.Join(*out, name)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/guard"
@@ -31,7 +32,7 @@ const guardCommandTimeout = 30 * time.Second
 // s:SESSION, p:PRINCIPAL. Without --redis the guard's state lives in the
 // serving process, which this command cannot reach: it is a usage error.
 // Text by default, one canonical JSON object with --json.
-func runGuard(args []string, stdout io.Writer) error {
+func runGuard(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || (args[0] != "inspect" && args[0] != "reset") {
 		return fmt.Errorf("%w: guard takes the subcommand inspect or reset", errUsage)
 	}
@@ -61,7 +62,7 @@ func runGuard(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --redis: %v", errUsage, err)
 	}
-	defer rdb.Close()
+	defer closeReporting(&err, rdb.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), guardCommandTimeout)
 	defer cancel()
 	if err := redisconn.Ping(ctx, rdb); err != nil {
@@ -71,7 +72,7 @@ func runGuard(args []string, stdout io.Writer) error {
 	// process takes no slot, so their renewing goroutine has nothing to
 	// renew.
 	sems := guard.NewRedisSemaphores(rdb, *prefix+"s:", 0)
-	defer sems.Close()
+	defer closeReporting(&err, sems.Close)
 	g, err := guard.New(guard.Config{Mode: guard.Enforce, Quotas: table,
 		Limiter: guard.NewRedisLimiter(rdb, *prefix), Semaphores: sems})
 	if err != nil {
@@ -106,14 +107,14 @@ func printHoldings(w io.Writer, h guard.Holdings, freed bool, now time.Time) err
 		}
 		slots += len(c.Slots)
 	}
+	var b strings.Builder
 	switch {
 	case freed:
-		fmt.Fprintf(w, "%s: filled %d bucket(s) up and freed %d slot(s)\n", h.Key, buckets, slots)
+		fmt.Fprintf(&b, "%s: filled %d bucket(s) up and freed %d slot(s)\n", h.Key, buckets, slots)
 	case len(h.Cells) == 0:
-		fmt.Fprintf(w, "%s: every bucket full, no slot held\n", h.Key)
-		return nil
+		fmt.Fprintf(&b, "%s: every bucket full, no slot held\n", h.Key)
 	default:
-		fmt.Fprintf(w, "%s: %d bucket(s) not full, %d slot(s) held\n", h.Key, buckets, slots)
+		fmt.Fprintf(&b, "%s: %d bucket(s) not full, %d slot(s) held\n", h.Key, buckets, slots)
 	}
 	for _, c := range h.Cells {
 		line := fmt.Sprintf("%s/%s: %d of %d units", c.Class, c.Column, c.Remaining, c.Burst)
@@ -126,14 +127,15 @@ func printHoldings(w io.Writer, h guard.Holdings, freed bool, now time.Time) err
 				line += fmt.Sprintf(" of %d", c.ConcurrentPerCaller)
 			}
 		}
-		fmt.Fprintln(w, line)
+		b.WriteString(line + "\n")
 		for _, sl := range c.Slots {
 			lease := "no lease (a run of the process holding it)"
 			if !sl.Expires.IsZero() {
 				lease = fmt.Sprintf("lease ends %s (in %s)", sl.Expires.UTC().Format(guardTime), sl.Expires.Sub(now).Round(time.Second))
 			}
-			fmt.Fprintf(w, "  slot %s: %s\n", sl.Holder, lease)
+			fmt.Fprintf(&b, "  slot %s: %s\n", sl.Holder, lease)
 		}
 	}
-	return nil
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/guard"
@@ -56,7 +56,7 @@ type jobView struct {
 // once, a running one by asking the process running it through the store
 // (it ends cancelled when its run stops, within a second or two), and
 // prints the state the job is in then.
-func runJobs(args []string, stdout io.Writer) error {
+func runJobs(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 {
 		return fmt.Errorf("%w: jobs takes the subcommand list, show or cancel", errUsage)
 	}
@@ -99,7 +99,7 @@ func runJobs(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer closeJobs()
+	defer closeReporting(&err, closeJobs)
 	switch sub {
 	case "list":
 		list, err := svc.List(ctx, filter)
@@ -140,9 +140,9 @@ func runJobs(args []string, stdout io.Writer) error {
 // at once; without it they lapse with their lease (guard.JobSlotLease),
 // as the slots of a single server's jobs do — its guard is in its
 // memory, which this command cannot reach.
-func openJobs(ctx context.Context, df dataFlags, filesDir, redisURL string) (*jobs.Service, func(), error) {
+func openJobs(ctx context.Context, df dataFlags, filesDir, redisURL string) (*jobs.Service, func() error, error) {
 	var keeper jobs.SlotKeeper
-	closeRedis := func() {}
+	closeRedis := func() error { return nil }
 	if redisURL != "" {
 		rdb, err := redisconn.Open(redisURL)
 		if err != nil {
@@ -151,18 +151,16 @@ func openJobs(ctx context.Context, df dataFlags, filesDir, redisURL string) (*jo
 		sems := guard.NewRedisSemaphores(rdb, server.RedisPrefix+"s:", 0)
 		g, err := guard.New(guard.Config{Semaphores: sems})
 		if err != nil {
-			rdb.Close()
-			return nil, nil, err
+			return nil, nil, errors.Join(err, rdb.Close())
 		}
 		keeper = slotReleaser{g}
-		closeRedis = func() { sems.Close(); rdb.Close() }
+		closeRedis = func() error { return errors.Join(sems.Close(), rdb.Close()) }
 	}
 	svc, closeJobs, err := openJobStore(ctx, df, filesDir, keeper)
 	if err != nil {
-		closeRedis()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, closeRedis())
 	}
-	return svc, func() { closeJobs(); closeRedis() }, nil
+	return svc, func() error { return errors.Join(closeJobs(), closeRedis()) }, nil
 }
 
 // slotReleaser frees the slots of the jobs the command ends, in the
@@ -181,7 +179,7 @@ func (r slotReleaser) ReleaseSlots(ctx context.Context, slots string) error {
 
 // openJobStore opens the store of df and the jobs on it for control only,
 // with keeper freeing the slots of the jobs it ends (nil: none).
-func openJobStore(ctx context.Context, df dataFlags, filesDir string, keeper jobs.SlotKeeper) (*jobs.Service, func(), error) {
+func openJobStore(ctx context.Context, df dataFlags, filesDir string, keeper jobs.SlotKeeper) (*jobs.Service, func() error, error) {
 	path, local := df.database()
 	if _, err := os.Stat(path); local && errors.Is(err, os.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w at %s", errNoDatabase, path)
@@ -192,12 +190,10 @@ func openJobStore(ctx context.Context, df dataFlags, filesDir string, keeper job
 	}
 	svc, err := jobs.OpenControl(ctx, jobs.Config{Store: st, DataDir: df.dataDir, FilesDir: filesDir, Slots: keeper})
 	if err != nil {
-		st.Close()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, st.Close())
 	}
-	return svc, func() {
-		svc.Close(context.Background())
-		st.Close()
+	return svc, func() error {
+		return errors.Join(svc.Close(context.Background()), st.Close())
 	}, nil
 }
 
@@ -232,16 +228,16 @@ func printJobList(w io.Writer, list []*jobs.Job, asJSON bool) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTYPE\tOWNER\tSTATE\tATTEMPTS\tCREATED\tFINISHED")
+	var b strings.Builder
+	b.WriteString("ID\tTYPE\tOWNER\tSTATE\tATTEMPTS\tCREATED\tFINISHED\n")
 	for _, r := range rows {
 		state := r.State
 		if r.ErrorCode != "" {
 			state += " (" + r.ErrorCode + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Type, r.Owner, state, r.Attempts, r.CreatedAt, dash(r.FinishedAt))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Type, r.Owner, state, r.Attempts, r.CreatedAt, dash(r.FinishedAt))
 	}
-	return tw.Flush()
+	return printTable(w, b.String())
 }
 
 // printJob writes job, its files in folder, as text lines or one
@@ -250,25 +246,25 @@ func printJob(w io.Writer, job *jobs.Job, folder string, asJSON bool) error {
 	if asJSON {
 		return printCanonical(w, jobView{Job: job, Owner: job.Owner, Folder: folder})
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var b strings.Builder
 	for _, kv := range [][2]string{
 		{"id", job.ID}, {"type", job.Type}, {"owner", job.Owner}, {"state", string(job.State)},
 		{"attempts", fmt.Sprint(job.Attempts)}, {"created", job.CreatedAt.UTC().Format(jobTime)},
 		{"started", dash(optJobTime(job.StartedAt))}, {"finished", dash(optJobTime(job.FinishedAt))},
 		{"expires", dash(optJobTime(job.ExpiresAt))}, {"folder", folder},
 	} {
-		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+		fmt.Fprintf(&b, "%s:\t%s\n", kv[0], kv[1])
 	}
 	if p := job.Progress; p.Done != 0 || p.Total != 0 || p.Message != "" {
-		fmt.Fprintf(tw, "progress:\t%d/%d %s\n", p.Done, p.Total, p.Message)
+		fmt.Fprintf(&b, "progress:\t%d/%d %s\n", p.Done, p.Total, p.Message)
 	}
 	if job.Error != nil {
-		fmt.Fprintf(tw, "error:\t%s %s\n", job.Error.Code, job.Error.Message)
+		fmt.Fprintf(&b, "error:\t%s %s\n", job.Error.Code, job.Error.Message)
 	}
 	for _, f := range job.Files {
-		fmt.Fprintf(tw, "file:\t%s %s %s %d bytes sha256:%s\n", f.Role, f.Name, f.MediaType, f.SizeBytes, f.SHA256)
+		fmt.Fprintf(&b, "file:\t%s %s %s %d bytes sha256:%s\n", f.Role, f.Name, f.MediaType, f.SizeBytes, f.SHA256)
 	}
-	return tw.Flush()
+	return printTable(w, b.String())
 }
 
 func optJobTime(t *time.Time) string {

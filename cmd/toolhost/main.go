@@ -61,17 +61,18 @@ type helpRequest struct{ fs *flag.FlagSet }
 
 func (h *helpRequest) Error() string { return "help requested" }
 
-// print writes the usage lines of command and the flags.
-func (h *helpRequest) print(w io.Writer, command string) {
-	fmt.Fprintln(w, "usage:")
+// text is the help: the usage lines of command and the flags.
+func (h *helpRequest) text(command string) string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
 	inCommand := false
 	for _, line := range strings.Split(usage, "\n") {
 		switch {
 		case strings.HasPrefix(line, "  toolhost "+command+" ") || line == "  toolhost "+command:
-			fmt.Fprintln(w, line)
+			b.WriteString(line + "\n")
 			inCommand = true
 		case inCommand && strings.HasPrefix(line, "        "): // a continued line
-			fmt.Fprintln(w, line)
+			b.WriteString(line + "\n")
 		default:
 			inCommand = false
 		}
@@ -79,10 +80,21 @@ func (h *helpRequest) print(w io.Writer, command string) {
 	n := 0
 	h.fs.VisitAll(func(*flag.Flag) { n++ })
 	if n == 0 {
-		return
+		return b.String()
 	}
-	fmt.Fprintln(w, "\nflags (a setting's value comes from its flag, else its environment variable, else the --config file, else its default):")
-	printFlags(w, h.fs)
+	b.WriteString("\nflags (a setting's value comes from its flag, else its environment variable, else the --config file, else its default):\n")
+	printFlags(&b, h.fs)
+	return b.String()
+}
+
+// printed writes text to stdout and returns the exit code: 0, or 1 when
+// stdout refuses it (a closed pipe, a full disk), said on stderr.
+func printed(stdout, stderr io.Writer, text string) int {
+	if _, err := io.WriteString(stdout, text); err != nil {
+		complain(stderr, "toolhost: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // helpArgs is the command line that asks command for its help, with the
@@ -167,7 +179,7 @@ func main() {
 // run executes one command line and returns the process exit code.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		complain(stderr, "%s", usage)
 		return 2
 	}
 	if args[0] == "worker" {
@@ -184,12 +196,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case "check":
 			// The module check's settings; the schema check has none.
 			var tf toolFlags
-			(&helpRequest{fs: checkFlags(&tf).fs}).print(stdout, args[0])
-			return 0
+			return printed(stdout, stderr, (&helpRequest{fs: checkFlags(&tf).fs}).text(args[0]))
 		case "version":
 			// No flags: the usage lines are the help.
-			(&helpRequest{fs: flag.NewFlagSet(args[0], flag.ContinueOnError)}).print(stdout, args[0])
-			return 0
+			return printed(stdout, stderr, (&helpRequest{fs: flag.NewFlagSet(args[0], flag.ContinueOnError)}).text(args[0]))
 		case "token", "user", "app", "abuse", "jobs":
 			args = helpArgs(args[0])
 		case "guard":
@@ -231,9 +241,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "version":
 		_, err = fmt.Fprintln(stdout, versionLine())
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		printSettings(stdout)
-		return 0
+		var b strings.Builder
+		b.WriteString(usage)
+		printSettings(&b)
+		return printed(stdout, stderr, b.String())
 	default:
 		err = fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
@@ -242,13 +253,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &help):
-		help.print(stdout, args[0])
-		return 0
+		return printed(stdout, stderr, help.text(args[0]))
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "toolhost: %v\n%s", err, usage)
+		complain(stderr, "toolhost: %v\n%s", err, usage)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "toolhost: %v\n", err)
+		complain(stderr, "toolhost: %v\n", err)
 		return 1
 	}
 }

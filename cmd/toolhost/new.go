@@ -89,8 +89,8 @@ func runNew(args []string, stdout io.Writer) error {
 	if err := writeNew(*dir, files); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: a tool with the service %s; build it with:\n  cd %s && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o %s.wasm .\n", *dir, name, *dir, name)
-	return nil
+	_, err = fmt.Fprintf(stdout, "%s: a tool with the service %s; build it with:\n  cd %s && GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o %s.wasm .\n", *dir, name, *dir, name)
+	return err
 }
 
 // checkToolName refuses a name that is not a tool code.

@@ -98,7 +98,9 @@ func runServe(args []string, stderr io.Writer) error {
 	var level slog.Level
 	switch *logLevel {
 	case "debug", "info", "warn", "error":
-		level.UnmarshalText([]byte(*logLevel))
+		if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+			return fmt.Errorf("%w: --log-level: %v", errUsage, err) // slog knows the four
+		}
 	default:
 		return fmt.Errorf("%w: --log-level is debug, info, warn or error", errUsage)
 	}
@@ -117,7 +119,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer bound.Close()
+	defer closeLogging(log, "the cache folder's bound", bound.Close)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -137,22 +139,24 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
-		srv.Shutdown(context.Background())
-		return err
+		return errors.Join(err, srv.Shutdown(context.Background()))
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	if *metricsAddr != "" {
 		ml, err := net.Listen("tcp", *metricsAddr)
 		if err != nil {
-			l.Close()
-			srv.Shutdown(context.Background())
-			return fmt.Errorf("--metrics-addr: %w", err)
+			// srv.Serve closes l once srv is shut down.
+			return errors.Join(fmt.Errorf("--metrics-addr: %w", err), srv.Shutdown(context.Background()))
 		}
 		ms := &http.Server{Handler: srv.MetricsHandler(), ReadHeaderTimeout: metricsHeaderTimeout}
 		log.Info("serving metrics", "addr", ml.Addr().String())
-		go ms.Serve(ml)
-		defer ms.Close()
+		go func() {
+			if err := ms.Serve(ml); !errors.Is(err, http.ErrServerClosed) {
+				log.Error("serving metrics", "error", err)
+			}
+		}()
+		defer closeLogging(log, "the metrics server", ms.Close)
 	}
 	select {
 	case err = <-served: // the listener failed

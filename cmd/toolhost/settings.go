@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -266,10 +265,10 @@ func lookupEnv(name string) string {
 // printFlags writes every flag of fs, sorted by name: a setting with its
 // environment variable, config key and default, an argument with its
 // default.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
+func printFlags(b *strings.Builder, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if s, ok := lookupSetting(f.Name); ok {
-			fmt.Fprintf(w, "  --%s %s\n        %s\n        %s\n", s.Name, s.Value, s.Help, sources(s))
+			fmt.Fprintf(b, "  --%s %s\n        %s\n        %s\n", s.Name, s.Value, s.Help, sources(s))
 			return
 		}
 		name, help := flag.UnquoteUsage(f)
@@ -280,7 +279,7 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" {
 			def = fmt.Sprintf(" (default %q)", f.DefValue)
 		}
-		fmt.Fprintf(w, "  --%s%s\n        %s%s\n", f.Name, name, help, def)
+		fmt.Fprintf(b, "  --%s%s\n        %s%s\n", f.Name, name, help, def)
 	})
 }
 
@@ -299,8 +298,8 @@ func sources(s setting) string {
 
 // printSettings writes every setting, with the commands that take it: the
 // tail of `toolhost help`.
-func printSettings(w io.Writer) {
-	fmt.Fprintln(w, "\nsettings (a flag, else its environment variable, else the --config file's key, else the default):")
+func printSettings(b *strings.Builder) {
+	b.WriteString("\nsettings (a flag, else its environment variable, else the --config file's key, else the default):\n")
 	for _, s := range settings {
 		var cmds []string
 		for _, c := range slices.Sorted(mapKeys(commandSettings)) {
@@ -308,7 +307,7 @@ func printSettings(w io.Writer) {
 				cmds = append(cmds, c)
 			}
 		}
-		fmt.Fprintf(w, "  --%s %s\n        %s\n        %s; taken by %s\n", s.Name, s.Value, s.Help, sources(s), strings.Join(cmds, ", "))
+		fmt.Fprintf(b, "  --%s %s\n        %s\n        %s; taken by %s\n", s.Name, s.Value, s.Help, sources(s), strings.Join(cmds, ", "))
 	}
 }
 

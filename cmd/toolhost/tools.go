@@ -75,7 +75,7 @@ func defaultCacheDir() string {
 // on platform — but static (no watcher) and waiting for every load, as a
 // one-shot command should — with the cache folder kept within its bound.
 // The caller calls close, which releases them.
-func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slog.Logger) (tools *server.Tools, close func(), err error) {
+func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slog.Logger) (tools *server.Tools, close func() error, err error) {
 	bound, err := f.bound(log)
 	if err != nil {
 		return nil, nil, err
@@ -86,10 +86,9 @@ func (f *toolFlags) open(ctx context.Context, platform policy.Platform, log *slo
 		Static: true, Logger: log,
 	})
 	if err != nil {
-		bound.Close()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, bound.Close())
 	}
-	return tools, func() { tools.Close(ctx); bound.Close() }, nil
+	return tools, func() error { return errors.Join(tools.Close(ctx), bound.Close()) }, nil
 }
 
 // parseWithPositional parses flags that may follow positional arguments.
@@ -112,7 +111,7 @@ func parseWithPositional(fs *flag.FlagSet, args []string) ([]string, error) {
 // and the binary — the folder's modules, the native packages, the
 // page-only tools — with its availability, and every refusal
 // (docs/registry.md, "toolhost list").
-func runList(args []string, stdout io.Writer) error {
+func runList(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o := newOptions(fs)
@@ -126,7 +125,7 @@ func runList(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer closeTools()
+	defer closeReporting(&err, closeTools)
 	return printCanonical(stdout, listing(tools.Registry.Snapshot()))
 }
 
@@ -238,14 +237,14 @@ func runCheckModule(path string, args []string, stdout io.Writer) error {
 // checkModule loads one module file with the server's loader, caching
 // what it compiles in tf's cache folder, and reports its services or
 // refusals, with the full reasons; it fails when anything was refused.
-func checkModule(path string, tf toolFlags, stdout io.Writer) error {
+func checkModule(path string, tf toolFlags, stdout io.Writer) (err error) {
 	ctx := context.Background()
 	log := quietLog()
 	bound, err := tf.bound(log)
 	if err != nil {
 		return err
 	}
-	defer bound.Close()
+	defer closeReporting(&err, bound.Close)
 	// No folder and no natives: only the loader is used.
 	tools, err := server.OpenTools(ctx, server.ToolsConfig{
 		CacheDir: tf.cacheDir, Static: true, Logger: log,
@@ -253,10 +252,10 @@ func checkModule(path string, tf toolFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer tools.Close(ctx)
+	defer closeReporting(&err, func() error { return tools.Close(ctx) })
 	t, err := tools.Loader.LoadFile(ctx, path)
 	if t != nil {
-		defer t.Close(ctx)
+		defer closeReporting(&err, func() error { return t.Close(ctx) })
 	}
 	if perr := printCanonical(stdout, describeModule(filepath.Base(path), t, err)); perr != nil {
 		return perr
@@ -300,7 +299,7 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if res.Status == executor.StatusSuccess {
+	if res.Succeeded {
 		_, err := stdout.Write(append(res.Result, '\n'))
 		return err
 	}
@@ -312,7 +311,7 @@ func runRun(args []string, stdin io.Reader, stdout io.Writer) error {
 
 // openRegistry opens the tools as the server composes them (toolFlags.open)
 // and returns their registry; close releases everything.
-func openRegistry(ctx context.Context, tf toolFlags, platform policy.Platform, log *slog.Logger) (reg *registry.Registry, close func(), err error) {
+func openRegistry(ctx context.Context, tf toolFlags, platform policy.Platform, log *slog.Logger) (reg *registry.Registry, close func() error, err error) {
 	tools, closeTools, err := tf.open(ctx, platform, log)
 	if err != nil {
 		return nil, nil, err
@@ -332,25 +331,24 @@ func quietLog() *slog.Logger {
 // checks, limits, deadlines and sandboxes apply), native tools in
 // supervised workers. A parameters document that is not strict JSON is an
 // invalid_parameters result, as it is per item in a batch.
-func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*executor.ItemResult, error) {
+func runItem(ctx context.Context, tf toolFlags, code string, params []byte) (*runpath.Result, error) {
 	platform := policy.DefaultPlatform()
 	doc, err := wire.Decode(params, wire.Limits{MaxBytes: int(platform.MaxRequestBodyBytes), MaxDepth: 2 * platform.MaxJSONDepth})
 	if err != nil {
-		return &executor.ItemResult{ToolCode: code, Status: executor.StatusError,
-			Error: toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))}, nil
+		return &runpath.Result{Tool: code, Error: toolerr.New(toolerr.InvalidParameters, toolerr.NewIssue(schema.IssueInvalid))}, nil
 	}
 	log := quietLog()
 	tools, closeTools, err := tf.open(ctx, platform, log)
 	if err != nil {
 		return nil, err
 	}
-	defer closeTools()
+	defer closeLogging(log, "the tools", closeTools)
 	reg := tools.Registry
 	ex, err := executor.New(executor.Config{Platform: platform, Snapshot: reg.Snapshot, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	defer ex.Shutdown(ctx)
+	defer closeLogging(log, "the executor", func() error { return ex.Shutdown(ctx) })
 	app, err := runpath.New(runpath.Config{Platform: platform, Snapshot: reg.Snapshot, Executor: ex, Logger: log})
 	if err != nil {
 		return nil, err
