@@ -141,7 +141,7 @@ func hashPin(ctx context.Context, th *server) (pin, error) {
 	if err != nil {
 		return pin{}, fmt.Errorf("reading the catalogue: %w", err)
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body: closing it loses nothing
 	var cat struct {
 		Items []struct {
 			Code string `json:"tool_code"`

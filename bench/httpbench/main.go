@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -117,7 +118,9 @@ func run(ctx context.Context, c config) (err error) {
 			fmt.Printf("\nkept %s\n", tmp)
 			return
 		}
-		os.RemoveAll(tmp)
+		if err := os.RemoveAll(tmp); err != nil {
+			fmt.Fprintln(os.Stderr, "httpbench: removing the temporary folder:", err)
+		}
 	}()
 	procs := newProcesses(filepath.Join(tmp, "logs"))
 	defer func() {
@@ -127,7 +130,11 @@ func run(ctx context.Context, c config) (err error) {
 	}()
 
 	m := describeMachine()
-	m.print(os.Stdout, c)
+	var out strings.Builder
+	m.print(&out, c)
+	if err := printOut(&out); err != nil {
+		return err
+	}
 
 	servers, err := startServers(ctx, c, tmp, procs)
 	if err != nil {
@@ -141,14 +148,20 @@ func run(ctx context.Context, c config) (err error) {
 	if err != nil {
 		return err
 	}
-	printSideBySide(os.Stdout, c, side)
+	printSideBySide(&out, c, side)
+	if err := printOut(&out); err != nil {
+		return err
+	}
 	th := servers[0]
 	var compute []computeResult
 	if !c.skipCompute {
 		if compute, err = b.compute(ctx, th); err != nil {
 			return err
 		}
-		printCompute(os.Stdout, c, compute, side)
+		printCompute(&out, c, compute, side)
+		if err := printOut(&out); err != nil {
+			return err
+		}
 	}
 	if !c.skipOpen {
 		peak := side.median(th.name).ok2xxPerSecond
@@ -166,7 +179,10 @@ func run(ctx context.Context, c config) (err error) {
 			}
 			rows = append(rows, openLoopRow{s.label, o})
 		}
-		printOpenLoop(os.Stdout, peak, rows)
+		printOpenLoop(&out, peak, rows)
+		if err := printOut(&out); err != nil {
+			return err
+		}
 	}
 	if warn, errs := th.proc.logLevels(); warn+errs > 0 {
 		fmt.Printf("\ntoolhost logged %d warnings and %d errors during the run (-keep keeps its log)\n", warn, errs)

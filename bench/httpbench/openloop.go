@@ -198,7 +198,9 @@ func (c *rawConn) roundTrip(ctx context.Context, host string, request []byte) (i
 		}
 		*c = rawConn{conn: conn, r: bufio.NewReaderSize(conn, 16<<10)}
 	}
-	c.conn.SetDeadline(time.Now().Add(30 * time.Second))
+	if err := c.conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		return 0, err
+	}
 	if _, err := c.conn.Write(request); err != nil {
 		return 0, err
 	}
@@ -249,7 +251,7 @@ func (c *rawConn) roundTrip(ctx context.Context, host string, request []byte) (i
 // close closes the connection, if there is one.
 func (c *rawConn) close() {
 	if c.conn != nil {
-		c.conn.Close()
+		c.conn.Close() //nolint:errcheck // a connection done with: closing it loses nothing
 		c.conn = nil
 	}
 }

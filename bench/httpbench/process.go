@@ -63,7 +63,7 @@ func (ps *processes) start(name string, cmd *exec.Cmd) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // the child writes the log through its own descriptor
 	cmd.Stdout, cmd.Stderr = f, f
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -75,7 +75,7 @@ func (ps *processes) start(name string, cmd *exec.Cmd) (*process, error) {
 	}
 	p := &process{name: name, cmd: cmd, logPath: logPath, exited: make(chan struct{})}
 	go func() {
-		cmd.Wait()
+		cmd.Wait() //nolint:errcheck // the exit is what stop waits for; a server stopped by a signal exits non-zero
 		close(p.exited)
 	}()
 	ps.list = append(ps.list, p)
@@ -103,18 +103,25 @@ func (p *process) stop() error {
 	}
 	p.stopped = true
 	pgid := p.pid()
-	syscall.Kill(-pgid, syscall.SIGTERM)
-	var err error
+	err := signalGroup(pgid, syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(stopGrace):
-		err = fmt.Errorf("%s did not stop within %s of SIGTERM; its process group was killed", p.name, stopGrace)
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		err = errors.Join(err, fmt.Errorf("%s did not stop within %s of SIGTERM; its process group was killed", p.name, stopGrace))
+		err = errors.Join(err, signalGroup(pgid, syscall.SIGKILL))
 		<-p.exited
 	}
 	// Whatever is left of the group (a child that ignored SIGTERM).
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	return err
+	return errors.Join(err, signalGroup(pgid, syscall.SIGKILL))
+}
+
+// signalGroup sends sig to the process group pgid; a group gone already
+// (ESRCH) is no failure.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("sending %v to process group %d: %w", sig, pgid, err)
+	}
+	return nil
 }
 
 // stopAll stops every server, last started first, then looks for any
@@ -128,7 +135,9 @@ func (ps *processes) stopAll() error {
 		}
 	}
 	for _, pid := range ps.marked() {
-		syscall.Kill(pid, syscall.SIGKILL)
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) && first == nil {
+			first = fmt.Errorf("killing process %d of this run: %w", pid, err)
+		}
 		if first == nil {
 			first = fmt.Errorf("process %d of this run was still running after its server stopped; it was killed", pid)
 		}
@@ -186,7 +195,7 @@ func (p *process) logLevels() (warn, errs int) {
 	if err != nil {
 		return 0, 0
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {

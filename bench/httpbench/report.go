@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -14,7 +13,7 @@ import (
 type machine struct {
 	date, cpuModel, kernel, load, commit string
 	cpus                                 int
-	goVersion, node, wrk, toolhost       string
+	goVersion, node, wrk                 string
 }
 
 // describeMachine reads the machine's description from /proc and the
@@ -49,10 +48,17 @@ func describeMachine() machine {
 	return m
 }
 
+// printOut writes the report's section in out to stdout and empties out.
+func printOut(out *strings.Builder) error {
+	_, err := os.Stdout.WriteString(out.String())
+	out.Reset()
+	return err
+}
+
 // numCPU is the CPUs this process may run on, as nproc counts them.
 func numCPU() int { return runtime.NumCPU() }
 
-func (m machine) print(w io.Writer, c config) {
+func (m machine) print(w *strings.Builder, c config) {
 	fmt.Fprintf(w, "httpbench %s\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(w, "date: %s\nmachine: %d CPUs (nproc), %s, Linux %s, load average %s before\n", m.date, m.cpus, m.cpuModel, m.kernel, m.load)
 	fmt.Fprintf(w, "versions: %s, node %s, %s, commit %s\n", m.goVersion, orNone(m.node), orNone(m.wrk), orNone(m.commit))
@@ -68,7 +74,7 @@ func orNone(s string) string {
 }
 
 // printSideBySide prints step 1's medians and ratios as a Markdown table.
-func printSideBySide(w io.Writer, c config, s sideBySide) {
+func printSideBySide(w *strings.Builder, c config, s sideBySide) {
 	fmt.Fprintf(w, "\nRun route, POST %s, wrk -t%d -c%d, median of %d rounds of %d s:\n\n", runPath, c.threads, c.connections, c.rounds, c.seconds)
 	fmt.Fprintln(w, "| server | 2xx req/s | (min–max) | non-2xx a round | p50 | p99 | server CPU | other CPU |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -147,7 +153,7 @@ func statusList(rs []roundResult) string {
 }
 
 // printCompute prints step 2's medians.
-func printCompute(w io.Writer, c config, rs []computeResult, s sideBySide) {
+func printCompute(w *strings.Builder, c config, rs []computeResult, s sideBySide) {
 	fmt.Fprintf(w, "\nCompute route, POST %s, batches of 4 hash items, wrk -t%d -c%d, median of %d rounds of %d s:\n\n", computePath, c.threads, c.connections, c.rounds, c.seconds)
 	fmt.Fprintln(w, "| tokens | succeeded items/s | batches 2xx/s | non-2xx a round | p50 | p99 | server CPU | other CPU | items/s ÷ run route 2xx/s |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -190,7 +196,7 @@ type openLoopRow struct {
 
 // printOpenLoop prints step 3: one row per server, all at the same rate
 // (half Toolhost's peak).
-func printOpenLoop(w io.Writer, peak float64, rows []openLoopRow) {
+func printOpenLoop(w *strings.Builder, peak float64, rows []openLoopRow) {
 	if len(rows) == 0 {
 		return
 	}

@@ -159,7 +159,7 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
+	defer l.Close() //nolint:errcheck // a listener that served nothing: nothing to lose
 	return l.Addr().String(), nil
 }
 
@@ -182,7 +182,7 @@ func post(ctx context.Context, url string, headers map[string]string, body []byt
 	if err != nil {
 		return 0, "", nil, err
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body: closing it loses nothing
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header.Get("Content-Type"), b, err
 }
@@ -238,7 +238,7 @@ func (s *server) loading(ctx context.Context) int {
 	if err != nil {
 		return -1
 	}
-	defer resp.Body.Close()
+	defer resp.Body.Close() //nolint:errcheck // a response body: closing it loses nothing
 	var r struct {
 		Checks struct {
 			Tools struct {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -23,7 +22,7 @@ const (
 )
 
 // report prints the goal table and the per-module table in Markdown.
-func report(w io.Writer, c config, toolhost string, r results) {
+func report(w *strings.Builder, c config, toolhost string, r results) {
 	version := strings.TrimSpace(commandOutput(toolhost, "version"))
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(w, "\n%s, %d cores (GOMAXPROCS %d), load average %s at the end; %s\n",
@@ -118,7 +117,7 @@ func report(w io.Writer, c config, toolhost string, r results) {
 }
 
 // durRow prints one duration row; goal 0 is no goal.
-func durRow(w io.Writer, metric string, goal time.Duration, ds []time.Duration) {
+func durRow(w *strings.Builder, metric string, goal time.Duration, ds []time.Duration) {
 	if len(ds) == 0 {
 		return
 	}
@@ -131,7 +130,7 @@ func durRow(w io.Writer, metric string, goal time.Duration, ds []time.Duration) 
 }
 
 // rssRow prints one RSS row; goal 0 is no goal.
-func rssRow(w io.Writer, metric string, goal int64, ns []int64) {
+func rssRow(w *strings.Builder, metric string, goal int64, ns []int64) {
 	if len(ns) == 0 {
 		return
 	}
