@@ -272,7 +272,7 @@ func (s *Service) withTx(ctx context.Context, fn func(tx *txn) error) error {
 		if t.conn, err = s.db.Conn(ctx); err != nil {
 			return s.storageErr(fmt.Errorf("beginning a transaction: %w", err))
 		}
-		defer t.conn.Close()
+		defer t.conn.Close() //nolint:errcheck // hands the connection back to the pool: only ErrConnDone, nothing to lose
 		t.Tx, err = t.conn.BeginTx(ctx, nil)
 	} else {
 		t.Tx, err = s.db.BeginTx(ctx, nil)
@@ -281,7 +281,7 @@ func (s *Service) withTx(ctx context.Context, fn func(tx *txn) error) error {
 		return s.storageErr(fmt.Errorf("beginning a transaction: %w", err))
 	}
 	tx := t.Tx
-	defer tx.Rollback() // a no-op after Commit
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit; before it, fn's error is the one returned
 	if err := fn(t); err != nil {
 		return s.storageErr(err)
 	}

@@ -109,7 +109,7 @@ func (s *Service) SignedURL(ctx context.Context, id, name, owner string, ttl tim
 // is unambiguous.
 func (s *Service) sign(id, name string, expires int64) string {
 	m := hmac.New(sha256.New, s.key)
-	fmt.Fprintf(m, "github.com/toolhost/toolhost/jobs/file/v1\x00%s\x00%s\x00%d", id, name, expires)
+	m.Write(fmt.Appendf(nil, "github.com/toolhost/toolhost/jobs/file/v1\x00%s\x00%s\x00%d", id, name, expires))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
@@ -205,10 +205,9 @@ func (s *Service) sweepFiles(ctx context.Context, now string) (int, error) {
 		return 0, err
 	}
 	for _, k := range expired {
-		// Empty directories go; ones still holding files stay.
-		os.Remove(s.inDir(k.JobID))
-		os.Remove(s.outDir(k.JobID))
-		os.Remove(s.jobDir(k.JobID))
+		for _, dir := range []string{s.inDir(k.JobID), s.outDir(k.JobID), s.jobDir(k.JobID)} {
+			os.Remove(dir) //nolint:errcheck // empty directories go; ones still holding files stay
+		}
 	}
 	return len(expired), nil
 }

@@ -57,7 +57,7 @@ func (s *Service) Idempotent(ctx context.Context, owner, key string) (*Job, erro
 	if err != nil {
 		return nil, busy(bctx, fmt.Errorf("reading an idempotent job: %w", err))
 	}
-	defer tx.Rollback()
+	defer tx.Rollback() //nolint:errcheck // a read-only transaction: nothing to undo, nothing to lose
 	id, live, err := s.idempotentJob(bctx, tx, owner, key)
 	if err != nil {
 		return nil, busy(bctx, err)
@@ -65,7 +65,7 @@ func (s *Service) Idempotent(ctx context.Context, owner, key string) (*Job, erro
 	if !live {
 		return nil, ErrNotFound
 	}
-	tx.Rollback()
+	tx.Rollback() //nolint:errcheck // read-only, ended early: replayed reads on its own
 	return s.replayed(ctx, id, owner)
 }
 

@@ -176,7 +176,7 @@ func (b *eventBus) connect(ctx context.Context) (*pgx.Conn, error) {
 		return nil, err
 	}
 	if _, err := conn.Exec(ctx, "LISTEN "+eventChannel); err != nil {
-		conn.Close(ctx)
+		conn.Close(ctx) //nolint:errcheck // a connection given up: LISTEN's error is the one that counts
 		return nil, err
 	}
 	b.mu.Lock()
@@ -198,7 +198,7 @@ func (b *eventBus) listen(ctx context.Context, conn *pgx.Conn) {
 		b.pid = 0
 		b.mu.Unlock()
 		closeCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-		conn.Close(closeCtx)
+		conn.Close(closeCtx) //nolint:errcheck // a connection given up: receive's error is the one that counts
 		cancel()
 		if ctx.Err() != nil {
 			return

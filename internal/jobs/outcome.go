@@ -65,7 +65,8 @@ func (s *Service) keepOutcome(id string, oc *outcome) error {
 		err = syncDir(s.jobDir(id))
 	}
 	if err != nil {
-		os.Remove(tmp)
+		// Gone already once renamed; otherwise a leftover only takes room.
+		os.Remove(tmp) //nolint:errcheck // see above
 		return fmt.Errorf("keeping job %s's outcome: %w", id, err)
 	}
 	return nil

@@ -185,7 +185,7 @@ func createSecretsKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("creating: %w", err)
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp)
+	defer os.Remove(tmp) //nolint:errcheck // the key lives on at path, linked; a leftover only takes room
 	_, err = f.Write(key)
 	if serr := f.Sync(); err == nil {
 		err = serr

@@ -5,6 +5,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -245,8 +246,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s.storage = newStorageWatch(s.root, cfg.Store.Path(), cfg.MinFreeBytes)
 	s.checkStorage(false)
 	if err := s.start(ctx); err != nil {
-		s.Close(context.Background())
-		return nil, err
+		return nil, errors.Join(err, s.Close(context.Background()))
 	}
 	return s, nil
 }

@@ -258,13 +258,16 @@ func probeWrite(folder string) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(path)
 	_, err = f.Write(make([]byte, 4096))
 	if serr := f.Sync(); err == nil {
 		err = serr
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	// Another process sharing the folder may have removed it first.
+	if rerr := os.Remove(path); err == nil && !errors.Is(rerr, os.ErrNotExist) {
+		err = rerr
 	}
 	return err
 }
@@ -365,7 +368,9 @@ func (s *Service) resume(ctx context.Context) error {
 		delete(s.storage.cut, id)
 		s.storage.mu.Unlock()
 		if final != "" {
-			os.RemoveAll(s.outDir(id))
+			if err := os.RemoveAll(s.outDir(id)); err != nil {
+				s.log.Warn("jobs: removing the outputs of a run not recorded", "job", id, "error", err)
+			}
 			s.log.Warn("jobs: a run's outcome could not be recorded for lack of space", "job", id, "now", final)
 			s.publishState(ctx, id)
 		}

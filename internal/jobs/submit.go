@@ -250,7 +250,7 @@ func (s *Service) resolve(ctx context.Context, id string, sub Submission, ref Re
 		if err != nil {
 			return ref, File{}, &FileError{Name: ref.Name, Err: ErrReference, Cause: err}
 		}
-		defer rc.Close()
+		defer rc.Close() //nolint:errcheck // read-only: nothing to lose
 		f, err := s.storeFile(s.inDir(id), ref.Name, rc, sub.Accept, limit)
 		if err != nil {
 			return ref, File{}, err
@@ -318,7 +318,7 @@ func (s *Service) linkJobFile(ctx context.Context, id string, sub Submission, re
 		if err != nil {
 			return File{}, fmt.Errorf("opening a referenced file: %w", err)
 		}
-		defer in.Close()
+		defer in.Close() //nolint:errcheck // read-only file: nothing to lose
 		f, err := s.storeFile(s.inDir(id), ref.Name, in, sub.Accept, limit)
 		if err != nil {
 			return File{}, err
@@ -354,7 +354,7 @@ func (s *Service) storeFile(dir, name string, r io.Reader, accept []string, limi
 	if err != nil {
 		return File{}, fmt.Errorf("creating %s: %w", path, err)
 	}
-	defer f.Close() // after the explicit Close below, a no-op
+	defer f.Close() //nolint:errcheck // after the explicit, checked Close below, a no-op
 	h := sha256.New()
 	// A failed write is the folder's failure (no room, say), not the
 	// upload's: it is told apart from a read error of the upload.
@@ -450,7 +450,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
-	defer d.Close()
+	defer d.Close() //nolint:errcheck // read-only directory: nothing to lose
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}

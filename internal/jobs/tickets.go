@@ -82,7 +82,14 @@ func underLock(ctx context.Context, st *store.Store, key int64, fn func() error)
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
 		return errMigrateRiver{err}
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", key)
+	defer func() {
+		uctx := context.WithoutCancel(ctx)
+		if _, err := conn.Exec(uctx, "SELECT pg_advisory_unlock($1)", key); err != nil {
+			// The lock is the session's: closed, the connection takes it
+			// along, and Release then drops the connection from the pool.
+			conn.Conn().Close(uctx) //nolint:errcheck // a connection dropped: nothing to lose
+		}
+	}()
 	return fn()
 }
 

@@ -176,8 +176,8 @@ func (s *Service) work(ctx context.Context, ticket int64, id string) error {
 		return nil
 	})
 	if err != nil && isStorageFull(err) {
-		// The claim rolled back: the job waits, queued, as above.
-		s.storageErr(err)
+		// The claim rolled back (withTx recorded the failure): the job
+		// waits, queued, as above.
 		held = true
 	} else if err != nil {
 		s.log.Error("jobs: claiming a job", "job", id, "error", err)
@@ -481,7 +481,7 @@ func describeFile(path string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	defer in.Close()
+	defer in.Close() //nolint:errcheck // read-only file: nothing to lose
 	head := make([]byte, sniff.HeadBytes)
 	n, err := io.ReadFull(in, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {

@@ -50,7 +50,7 @@ func (s *Store) AddAbuseCounts(ctx context.Context, counts []AbuseCount) error {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback() // a no-op after Commit
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit; before it, the failure is the one returned
 	// SET's right-hand sides all read the row as it was. CASE rather than
 	// SQLite's two-argument max, IS NOT DISTINCT FROM for a caller that
 	// may be NULL: one text for both dialects.
@@ -108,7 +108,7 @@ func (s *Store) ListAbuseLog(ctx context.Context, since string, limit int) ([]Ab
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	var out []AbuseRecord
 	for rows.Next() {
 		var r AbuseRecord

@@ -106,7 +106,7 @@ func (s *Store) InsertToken(ctx context.Context, t OwnerTable, name string, sand
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback() // a no-op after Commit
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit; before it, the failure is the one returned
 	if _, err := tx.ExecContext(ctx, `INSERT INTO `+string(t)+` (name) VALUES (?) ON CONFLICT (name) DO NOTHING`, name); err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func (s *Store) ListUsers(ctx context.Context, now string) ([]UserRecord, error)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	var out []UserRecord
 	for rows.Next() {
 		var u UserRecord
@@ -249,7 +249,7 @@ func (s *Store) ListUserTokens(ctx context.Context, userID int64) ([]TokenInfoRe
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	var out []TokenInfoRecord
 	for rows.Next() {
 		var ti TokenInfoRecord

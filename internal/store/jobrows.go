@@ -59,7 +59,7 @@ func (s *Store) CountJobsByState(ctx context.Context, now string) (map[string]in
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	out := map[string]int64{}
 	for rows.Next() {
 		var st string
@@ -94,7 +94,7 @@ func (s *Store) ListJobs(ctx context.Context, owner, state string, limit int) ([
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	var out []JobRecord
 	for rows.Next() {
 		var j JobRecord
@@ -118,7 +118,7 @@ func (s *Store) ListExpiredFiles(ctx context.Context, now string, limit int) ([]
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	var out []ExpiredFile
 	for rows.Next() {
 		var f ExpiredFile
@@ -168,7 +168,7 @@ func (s *Store) jobIDs(ctx context.Context, query string, args ...any) ([]string
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	var ids []string
 	for rows.Next() {
 		var id string
@@ -268,7 +268,7 @@ func (s *Store) ListJobFiles(ctx context.Context, id string) ([]JobFileRecord, e
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err, returned below, has the iteration's failure
 	files := []JobFileRecord{}
 	for rows.Next() {
 		var f JobFileRecord

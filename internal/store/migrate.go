@@ -100,7 +100,7 @@ func apply(ctx context.Context, db migrator, m migration) error {
 	if err != nil {
 		return fmt.Errorf("%w: beginning %s: %w", ErrMigration, m.file, err)
 	}
-	defer tx.Rollback() // a no-op after Commit
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit; before it, the failure is the one returned
 	var applied bool
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = ?)`, m.version).Scan(&applied); err != nil {
 		return fmt.Errorf("%w: checking %s: %w", ErrMigration, m.file, err)

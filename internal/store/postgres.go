@@ -62,8 +62,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		err = migratePostgres(ctx, s.db, migrations)
 	}
 	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening PostgreSQL at %s: %w", redactDSN(dsn), err)
+		return nil, errors.Join(fmt.Errorf("opening PostgreSQL at %s: %w", redactDSN(dsn), err), s.Close())
 	}
 	return s, nil
 }
@@ -79,12 +78,31 @@ func migratePostgres(ctx context.Context, db *sql.DB, migrations []migration) er
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer conn.Close() //nolint:errcheck // hands the connection back to the pool: only ErrConnDone, nothing to lose
 	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(?)`, int64(migrationLock)); err != nil {
 		return fmt.Errorf("taking the migration lock: %w", err)
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, int64(migrationLock))
+	defer func() {
+		uctx := context.WithoutCancel(ctx)
+		if _, err := conn.ExecContext(uctx, `SELECT pg_advisory_unlock(?)`, int64(migrationLock)); err != nil {
+			// The lock is the session's: ended, the session takes it along.
+			dropSession(uctx, conn)
+		}
+	}()
 	return migrate(ctx, conn, migrations, createMigrationsTablePostgres)
+}
+
+// dropSession ends conn's PostgreSQL session rather than hand it back to
+// the pools with what it holds (a session lock): its connection is closed,
+// then leaves database/sql's pool (told so by ErrBadConn) and pgxpool's
+// (which drops a closed connection at its release).
+func dropSession(ctx context.Context, conn *sql.Conn) {
+	conn.Raw(func(dc any) error { //nolint:errcheck // Raw returns f's ErrBadConn, by design
+		if c, ok := dc.(*pgConn); ok {
+			c.Conn.Conn().Close(ctx) //nolint:errcheck // a session being ended: nothing to lose
+		}
+		return driver.ErrBadConn
+	})
 }
 
 const createMigrationsTablePostgres = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -164,7 +182,7 @@ func (c *pgConn) insert(ctx context.Context, q string, args []driver.NamedValue)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // Next's failure is the one returned
 	var res insertResult
 	dest := make([]driver.Value, 1)
 	for {

@@ -203,7 +203,7 @@ func open(ctx context.Context, path string, fsys fs.FS) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the database: %w", err)
 	}
-	f.Close()
+	f.Close() //nolint:errcheck // opened to create it with mode 0600 only: nothing written, nothing to lose
 
 	s := &Store{path: abs}
 	if s.db, err = openPool(dsn(abs, false), "write"); err != nil {
@@ -211,23 +211,19 @@ func open(ctx context.Context, path string, fsys fs.FS) (*Store, error) {
 	}
 	s.db.SetMaxOpenConns(1)
 	if err := useWAL(ctx, s.db); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening %s: %w", abs, err)
+		return nil, errors.Join(fmt.Errorf("opening %s: %w", abs, err), s.Close())
 	}
 	if err := migrate(ctx, s.db, migrations, createMigrationsTable); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening %s: %w", abs, err)
+		return nil, errors.Join(fmt.Errorf("opening %s: %w", abs, err), s.Close())
 	}
 	if s.read, err = openPool(dsn(abs, true), "read"); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening %s: %w", abs, err)
+		return nil, errors.Join(fmt.Errorf("opening %s: %w", abs, err), s.Close())
 	}
 	readers := max(2, runtime.GOMAXPROCS(0))
 	s.read.SetMaxOpenConns(readers)
 	s.read.SetMaxIdleConns(readers)
 	if err := s.read.PingContext(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("opening %s: %w", abs, err)
+		return nil, errors.Join(fmt.Errorf("opening %s: %w", abs, err), s.Close())
 	}
 	return s, nil
 }

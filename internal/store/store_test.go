@@ -206,7 +206,7 @@ func TestBudgetFailsFastUnderALock(t *testing.T) {
 	if took > store.RequestBusyBudget+2*time.Second {
 		t.Fatalf("the budgeted write took %v", took)
 	}
-	if store.Busy(context.Background(), context.Canceled) || store.Busy(nil, nil) {
+	if store.Busy(context.Background(), context.Canceled) || store.Busy(context.Background(), nil) {
 		t.Fatal("Busy reports a cancelled client or no error as busy")
 	}
 }
