@@ -147,16 +147,17 @@ func (b *Bound) Close() error {
 	if b == nil {
 		return nil
 	}
+	var err error
 	b.closeOnce.Do(func() {
 		if b.cfg.Dir == "" {
 			return
 		}
 		if b.w != nil {
-			b.w.Close()
+			err = b.w.Close()
 		}
 		close(b.stop)
 		<-b.done
 		b.prune("close")
 	})
-	return nil
+	return err
 }

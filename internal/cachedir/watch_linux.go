@@ -39,12 +39,12 @@ func watch(root string, opened func(string), wrote func()) (*watcher, error) {
 	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root,
 		opened: opened, wrote: wrote, dirs: map[int32]string{}, done: make(chan struct{})}
 	if _, err := unix.InotifyAddWatch(fd, root, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_ONLYDIR); err != nil {
-		w.f.Close()
+		w.f.Close() //nolint:errcheck // an inotify descriptor given up: nothing to lose
 		return nil, err
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		w.f.Close()
+		w.f.Close() //nolint:errcheck // an inotify descriptor given up: nothing to lose
 		return nil, err
 	}
 	for _, d := range entries {

@@ -112,7 +112,11 @@ func (s *MemorySemaphores) Acquire(_ context.Context, key string, limit int) (fu
 		return nil, false, nil
 	}
 	var once sync.Once
-	return func() { once.Do(func() { s.ReleaseLease(context.Background(), key, holder) }) }, true, nil
+	return func() {
+		once.Do(func() {
+			s.ReleaseLease(context.Background(), key, holder) //nolint:errcheck // MemorySemaphores' never fails
+		})
+	}, true, nil
 }
 
 // AcquireLease implements [Semaphores]; it never fails.

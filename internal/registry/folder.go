@@ -132,8 +132,10 @@ func (r *Registry) scan(retryFailed bool) (time.Time, []*loadJob, error) {
 			obs = &observation{stamp: st, since: now}
 		}
 		seen[name] = obs
+		// A failed load asked to be tried again is not kept, fresh or not.
+		failedToRetry := retryFailed && old != nil && old.mod == nil
 		switch refusal := r.unreadable(st); {
-		case old != nil && old.fresh(st) && !(retryFailed && old.mod == nil):
+		case old != nil && old.fresh(st) && !failedToRetry:
 			next[name] = old
 		case refusal != nil:
 			// Refused from its stat alone: never opened, never read.
@@ -356,13 +358,14 @@ func (r *Registry) loadOne(ctx context.Context, obs *LoadObserver, j *loadJob) l
 		return loaded{readErr: err}
 	}
 	sum := contentSum(files.Module, files.Sidecar)
-	if j.old != nil && j.old.sum == sum && !j.old.retry && !(j.retry && j.old.mod == nil) {
+	failedToRetry := j.retry && j.old != nil && j.old.mod == nil
+	if j.old != nil && j.old.sum == sum && !j.old.retry && !failedToRetry {
 		return loaded{same: true, sum: sum, read: read}
 	}
 	tool, err := r.cfg.Loader.LoadModule(ctx, files, obs)
 	if ctx.Err() != nil {
 		if tool != nil {
-			tool.Close(context.Background())
+			r.closeDiscarded(j.name, tool)
 		}
 		return loaded{ended: true}
 	}
@@ -371,6 +374,15 @@ func (r *Registry) loadOne(ctx context.Context, obs *LoadObserver, j *loadJob) l
 		out.claimed = declaredCodes(files.Sidecar)
 	}
 	return out
+}
+
+// closeDiscarded closes the module of a load whose outcome no one takes
+// (the registry closed, the file changed, the load's context ended); a
+// failure is logged.
+func (r *Registry) closeDiscarded(name string, tool LoadedModule) {
+	if err := tool.Close(context.Background()); err != nil {
+		r.log.Warn("registry: closing a discarded module", "file", fileSource(name), "error", err)
+	}
 }
 
 // finish records a load job's outcome as the file's entry, and publishes
@@ -382,7 +394,7 @@ func (r *Registry) finish(j *loadJob, out loaded) {
 	defer close(j.done)
 	if j.stale || r.closed || out.ended {
 		if out.tool != nil {
-			out.tool.Close(context.Background())
+			r.closeDiscarded(j.name, out.tool)
 		}
 		if !j.stale && r.loading[j.name] == j {
 			delete(r.loading, j.name)
@@ -523,7 +535,7 @@ func (r *Registry) watch(ctx context.Context, w *fsnotify.Watcher) {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w != nil {
-		defer w.Close()
+		defer w.Close() //nolint:errcheck // a watcher done with: nothing to lose
 		events, errs = w.Events, w.Errors
 	}
 
@@ -603,7 +615,7 @@ func (r *Registry) newWatcher() *fsnotify.Watcher {
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
 		if err = w.Add(r.cfg.Dir); err != nil {
-			w.Close()
+			w.Close() //nolint:errcheck // a watcher given up (logged below): nothing to lose
 		}
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -111,8 +112,7 @@ func Open(ctx context.Context, cfg Config) (*Registry, error) {
 		r.builtins = append(r.builtins, builtinPkg(b, cfg.Platform, r.log))
 	}
 	if _, err := r.discover(ctx, true, false); err != nil {
-		r.Close(context.Background())
-		return nil, err
+		return nil, errors.Join(err, r.Close(context.Background()))
 	}
 	r.mu.Lock()
 	r.starting = make(map[string]bool, len(r.loading))

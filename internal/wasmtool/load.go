@@ -286,11 +286,13 @@ func (l *Loader) Load(ctx context.Context, wasm, sidecar []byte) (*Tool, error) 
 		enter(PhaseDescribe)
 		t, err := l.declare(ctx, m, sidecar)
 		if err != nil {
-			m.Close(context.Background())
+			m.Close(context.Background()) //nolint:errcheck // a module refused: the refusal is the error that counts
 			return nil, err
 		}
 		return t, nil
-	}, func(t *Tool) { t.Close(context.Background()) })
+	}, func(t *Tool) {
+		t.Close(context.Background()) //nolint:errcheck // abandoned work's tool: no one is left to tell
+	})
 }
 
 // moduleRefusal is the LoadError of a module host refused.

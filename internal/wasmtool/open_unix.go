@@ -20,25 +20,28 @@ func openRegular(path string, limit int64, tooLarge LoadReason) (*os.File, int64
 	if err != nil {
 		return nil, 0, time.Time{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	kept := false
+	defer func() {
+		if !kept {
+			unix.Close(fd) //nolint:errcheck // a read-only descriptor refused: nothing to lose
+		}
+	}()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
 		return nil, 0, time.Time{}, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
 		return nil, 0, time.Time{}, &LoadError{Reason: NotRegular, Err: fmt.Errorf("%s is not a regular file (mode %#o)", path, st.Mode&unix.S_IFMT)}
 	}
 	if st.Size > limit {
-		unix.Close(fd)
 		return nil, 0, time.Time{}, &LoadError{Reason: tooLarge, Err: fmt.Errorf("%s: %d bytes is over the %d-byte limit", path, st.Size, limit)}
 	}
 	// A regular file's reads never block; clearing O_NONBLOCK keeps file
 	// systems that honour it for regular files (some FUSE ones) from
 	// answering EAGAIN, and os.NewFile from treating the file as pollable.
 	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
 		return nil, 0, time.Time{}, &os.PathError{Op: "fcntl", Path: path, Err: err}
 	}
+	kept = true
 	return os.NewFile(uintptr(fd), path), st.Size, time.Unix(st.Mtim.Unix()), nil
 }

@@ -410,7 +410,7 @@ func checkHost(host string) error {
 			return native.Refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
 		}
 		for _, c := range []byte(label) {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if plain := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'; !plain {
 				return native.Refuse(toolerr.InvalidParameters, "host: not a DNS name or an IP address")
 			}
 		}

@@ -102,7 +102,7 @@ func httpHeaders(pc *probeContext, in *httpInput) (httpOutput, error) {
 		if err != nil {
 			return httpOutput{}, err
 		}
-		resp.Body.Close()
+		resp.Body.Close() //nolint:errcheck // the status is the answer: the body goes unread
 		if method == http.MethodHead && (resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented) {
 			continue
 		}

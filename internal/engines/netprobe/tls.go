@@ -78,7 +78,7 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 		}
 		return tlsOutput{}, native.Refuse(toolerr.InvalidParameters, "the TLS server could not be reached: the port is %s", connState(err))
 	}
-	defer raw.Close()
+	defer raw.Close() //nolint:errcheck // the handshake is the probe: closing loses nothing
 	serverName := ""
 	if _, err := netip.ParseAddr(t.host); err != nil {
 		serverName = t.host
@@ -96,7 +96,7 @@ func tlsCheck(pc *probeContext, in *tlsInput) (tlsOutput, error) {
 		}
 		return tlsOutput{}, native.Refuse(toolerr.InvalidParameters, "the TLS handshake failed: %s", handshakeReason(err))
 	}
-	defer conn.Close()
+	defer conn.Close() //nolint:errcheck // the handshake is the probe: closing loses nothing
 	st := conn.ConnectionState()
 	now := time.Now()
 	out := tlsOutput{

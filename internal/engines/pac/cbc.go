@@ -126,7 +126,7 @@ func runCBC(ctx context.Context, dir string, model []byte, limit time.Duration) 
 	if err != nil {
 		return solution{}, fmt.Errorf("creating the solver log: %w", err)
 	}
-	defer logFile.Close()
+	defer logFile.Close() //nolint:errcheck // cbc writes the log through its own descriptor
 
 	seconds := strconv.FormatFloat(math.Max(limit.Seconds(), 0.001), 'f', 3, 64)
 	cmd := exec.CommandContext(ctx, Engine, lpPath,
@@ -163,7 +163,7 @@ func readSolution(path string) (solution, error) {
 	if err != nil {
 		return solution{}, errors.New("no solution file")
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	sc := bufio.NewScanner(io.LimitReader(f, 64<<20))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	if !sc.Scan() {

@@ -235,7 +235,7 @@ func (p *planner) solve(ctx *native.Context) (solution, time.Duration, error) {
 	if err != nil {
 		return solution{}, 0, fmt.Errorf("creating the solver's directory: %w", err)
 	}
-	defer os.RemoveAll(dir)
+	defer os.RemoveAll(dir) //nolint:errcheck // what stays goes with the scratch folder
 	w, err := ctx.ClaimEngineWindow(postEngineReserve)
 	if err != nil {
 		return solution{}, 0, err

@@ -156,7 +156,7 @@ func checkPDF(path string) (int64, error) {
 	if err != nil {
 		return 0, native.Refuse(toolerr.ExecutionFailed, "qpdf wrote no file")
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	head := make([]byte, 5)
 	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, []byte("%PDF-")) {
 		return 0, native.Refuse(toolerr.ExecutionFailed, "qpdf wrote a file that is not a PDF")

@@ -292,6 +292,6 @@ func pngConfig(path string) (image.Config, error) {
 	if err != nil {
 		return image.Config{}, err
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	return png.DecodeConfig(f)
 }
