@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -528,9 +527,10 @@ func abuseCallers(t *testing.T, url string, want int) map[string]int64 {
 func buildToolhost(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "toolhost")
+	// go test puts its own toolchain's bin first on PATH.
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		goCmd = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("no go command to build toolhost: %v", err)
 	}
 	cmd := exec.Command(goCmd, "build", "-o", bin, "./cmd/toolhost")
 	cmd.Dir = testkit.Root()

@@ -382,7 +382,7 @@ func TestGuardProbes(t *testing.T) {
 	// The seed-000 compute route refuses a probe item to a token without
 	// the capability, before anything runs.
 	item := r.item("p", "port_check", map[string]any{"operation": "check", "host": "127.0.0.1", "ports": []int{port}})
-	status, h, body = r.do("POST", "/api/v1/tools/compute", r.token, encode(t, map[string]any{"request_id": "probe", "items": []any{item}}))
+	status, _, body = r.do("POST", "/api/v1/tools/compute", r.token, encode(t, map[string]any{"request_id": "probe", "items": []any{item}}))
 	if status != http.StatusForbidden {
 		t.Errorf("compute of a probe without the capability: %d %s", status, body)
 	}

@@ -384,14 +384,14 @@ func overload(b *testing.B, route string, mode guard.Mode, offered float64, d ti
 			if code != "" {
 				codes[code] = append(codes[code], took)
 			}
-			switch {
-			case status == http.StatusOK:
+			switch status {
+			case http.StatusOK:
 				admitted = append(admitted, took)
-			case status == http.StatusTooManyRequests:
+			case http.StatusTooManyRequests:
 				refused, quota = append(refused, took), append(quota, took)
-			case status == http.StatusServiceUnavailable:
+			case http.StatusServiceUnavailable:
 				refused, busy = append(refused, took), append(busy, took)
-			case status == 0:
+			case 0:
 				unanswered++
 			}
 		})

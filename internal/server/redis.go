@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -71,6 +72,5 @@ func (s *shared) close() error {
 	if s == nil {
 		return nil
 	}
-	s.sems.Close()
-	return s.rdb.Close()
+	return errors.Join(s.sems.Close(), s.rdb.Close())
 }

@@ -93,7 +93,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	defer func() {
 		if err != nil {
-			s.close(context.Background())
+			err = errors.Join(err, s.close(context.Background()))
 		}
 	}()
 	if s.store, err = openStore(ctx, cfg); err != nil {

@@ -97,7 +97,7 @@ func OpenTools(ctx context.Context, cfg ToolsConfig) (_ *Tools, err error) {
 	t := &Tools{}
 	defer func() {
 		if err != nil {
-			t.Close(context.Background())
+			err = errors.Join(err, t.Close(context.Background()))
 		}
 	}()
 	if t.Runtime, err = host.NewRuntime(ctx, host.Config{CacheDir: cfg.CacheDir, LogLevel: cfg.LogLevel,

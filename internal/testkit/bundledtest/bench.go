@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -24,9 +23,10 @@ type BenchItem struct{ Name, Code, Params string }
 // module's path; it logs the module's size.
 func BuildModule(tb testing.TB, dir string) string {
 	tb.Helper()
+	// go test puts its own toolchain's bin first on PATH.
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		tb.Fatalf("no go command to build %s: %v", dir, err)
 	}
 	out := filepath.Join(tb.TempDir(), dir+".wasm")
 	cmd := exec.Command(goTool, "build", "-trimpath", "-tags", "guestgen", "-buildmode=c-shared", "-o", out,

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,9 +29,10 @@ func Module(t *testing.T, dir string) *wasmtool.Tool {
 	if testing.Short() {
 		t.Skip("builds and runs a WASM module: skipped with -short")
 	}
+	// go test puts its own toolchain's bin first on PATH.
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("no go command to build %s: %v", dir, err)
 	}
 	tmp := t.TempDir()
 	out := filepath.Join(tmp, dir+".wasm")
@@ -76,7 +76,11 @@ func loadIn(t testing.TB, path string, cfg host.Config, s hosttest.Switches) (*w
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rt.Close(ctx) })
+	t.Cleanup(func() {
+		if err := rt.Close(ctx); err != nil {
+			t.Errorf("closing the runtime: %v", err)
+		}
+	})
 	l, err := wasmtool.NewLoader(rt, wasmtool.Config{Platform: policy.DefaultPlatform()})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +89,11 @@ func loadIn(t testing.TB, path string, cfg host.Config, s hosttest.Switches) (*w
 	if err != nil {
 		t.Fatalf("loading %s: %v", path, err)
 	}
-	t.Cleanup(func() { tool.Close(ctx) })
+	t.Cleanup(func() {
+		if err := tool.Close(ctx); err != nil {
+			t.Errorf("closing %s: %v", path, err)
+		}
+	})
 	for _, s := range tool.Services() {
 		if s.Refusal != nil {
 			t.Fatalf("%s: service refused: %v", path, s.Refusal)

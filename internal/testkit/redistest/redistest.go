@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -56,7 +57,12 @@ func Client(t testing.TB, url string) redis.UniversalClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rdb.Close() })
+	t.Cleanup(func() {
+		// A test may have closed it already.
+		if err := rdb.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+			t.Errorf("closing the client of %s: %v", url, err)
+		}
+	})
 	if err := redisconn.Ping(context.Background(), rdb); err != nil {
 		t.Fatalf("test Redis %s: %v", url, err)
 	}
@@ -101,7 +107,7 @@ func freePort(t testing.TB) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer l.Close() //nolint:errcheck // a listener that served nothing: nothing to lose
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -125,7 +131,7 @@ func (s *Server) Start() {
 	}
 	s.cmd = cmd
 	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.Port), DisableIdentity: true, MaxRetries: -1})
-	defer rdb.Close()
+	defer rdb.Close() //nolint:errcheck // a probing client done with: nothing to lose
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -149,9 +155,17 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
-	s.cmd.Process.Kill()
-	s.cmd.Wait()
+	kill(s.t, s.cmd)
 	s.cmd = nil
+}
+
+// kill kills cmd's process and waits for it; Wait's error is the kill's
+// signal.
+func kill(t testing.TB, cmd *exec.Cmd) {
+	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("killing %s: %v", cmd.Path, err)
+	}
+	cmd.Wait() //nolint:errcheck // see above
 }
 
 // MasterName is the name the Sentinel of StartSentinel knows its master
@@ -191,12 +205,9 @@ func StartSentinel(t testing.TB) *Sentinel {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting redis-sentinel: %v", err)
 	}
-	t.Cleanup(func() {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
-	})
+	t.Cleanup(func() { kill(t, s.cmd) })
 	sc := redis.NewSentinelClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.Port), DisableIdentity: true, MaxRetries: -1})
-	defer sc.Close()
+	defer sc.Close() //nolint:errcheck // a probing client done with: nothing to lose
 	want := []string{"127.0.0.1", strconv.Itoa(s.Master.Port)}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -233,7 +244,7 @@ func StartCluster(t testing.TB) *Server {
 	s.Start()
 	t.Cleanup(s.Stop)
 	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", s.Port), DisableIdentity: true, MaxRetries: -1})
-	defer rdb.Close()
+	defer rdb.Close() //nolint:errcheck // a setup client done with: nothing to lose
 	ctx := context.Background()
 	if err := rdb.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
 		t.Fatalf("cluster of port %d: adding its slots: %v", s.Port, err)

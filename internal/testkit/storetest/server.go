@@ -55,7 +55,9 @@ func StartServer(t testing.TB) *Server {
 		// The temporary folder's parents must let the account in.
 		for d := s.dir; d != "/" && d != "."; d = filepath.Dir(d) {
 			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
-				os.Chmod(d, fi.Mode().Perm()|0o001)
+				if err := os.Chmod(d, fi.Mode().Perm()|0o001); err != nil {
+					t.Fatalf("letting the postgres account through %s: %v", d, err)
+				}
 			}
 		}
 		if err := os.Chown(s.dir, uid, gid); err != nil {
@@ -68,7 +70,7 @@ func StartServer(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	s.Port = l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	l.Close() //nolint:errcheck // a listener that served nothing: nothing to lose
 	s.exec("initdb", "-D", filepath.Join(s.dir, "data"), "-U", "postgres", "--auth=trust", "--no-sync")
 	s.Start()
 	t.Cleanup(func() {
@@ -122,7 +124,7 @@ func (s *Server) Start() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		conn, err := pgx.Connect(ctx, s.URL())
 		if err == nil {
-			conn.Close(ctx)
+			conn.Close(ctx) //nolint:errcheck // a probing session done with: nothing to lose
 			cancel()
 			return
 		}

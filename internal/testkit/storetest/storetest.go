@@ -69,7 +69,7 @@ func Postgres(t testing.TB) Backend {
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", EnvPostgres, err)
 	}
-	defer conn.Close(ctx)
+	defer conn.Close(ctx) //nolint:errcheck // a setup session done with: nothing to lose
 	raw := make([]byte, 8)
 	rand.Read(raw)
 	schema := "test_" + hex.EncodeToString(raw)
@@ -84,7 +84,7 @@ func Postgres(t testing.TB) Backend {
 			t.Errorf("dropping schema %s: %v", schema, err)
 			return
 		}
-		defer conn.Close(ctx)
+		defer conn.Close(ctx) //nolint:errcheck // a cleanup session done with: nothing to lose
 		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			t.Errorf("dropping schema %s: %v", schema, err)
 		}
