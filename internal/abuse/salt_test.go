@@ -62,7 +62,7 @@ func TestRedisSaltsShared(t *testing.T) {
 		t.Fatalf("the day's salt in redis: %d bytes, %v", len(v), err)
 	}
 	ttl, err := rdb.PTTL(context.Background(), key).Result()
-	if until := nextMidnight(time.Now()).Sub(time.Now()); err != nil || ttl <= 0 || ttl > until+time.Second {
+	if until := time.Until(nextMidnight(time.Now())); err != nil || ttl <= 0 || ttl > until+time.Second {
 		t.Fatalf("TTL %v (%v), want at most the %v to the end of the UTC day", ttl, err, until)
 	}
 }

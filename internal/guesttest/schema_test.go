@@ -16,9 +16,13 @@ type flatIn struct {
 	Count     int     `json:"count"`
 	Ratio     float64 `json:"ratio"`
 	Strict    bool    `json:"strict"`
-	skipped   int
-	Ignored   string `json:"-"`
+	skipped   int     // unexported: the derivation leaves it out
+	Ignored   string  `json:"-"`
 }
+
+// flatIn's unexported field is there to be left out; naming it here keeps
+// the linters from calling it unused.
+var _ = flatIn{skipped: 0}
 
 type flatOut struct {
 	Result string `json:"result"`
