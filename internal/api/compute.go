@@ -74,10 +74,10 @@ func (s *Server) compute(c *gin.Context) {
 	writeBatch(c, ans.Result)
 }
 
-// writeBatch answers a batch with its result, encoded by hand
-// (executor.BatchResult.AppendJSON: writeJSON's bytes) into a pooled
-// buffer, as writeJSON pools its own.
-func writeBatch(c *gin.Context, res *run.BatchResult) {
+// writeBatch answers a batch with its seed-000 document, encoded by hand
+// (appendSeedBatch: writeJSON's bytes) into a pooled buffer, as writeJSON
+// pools its own.
+func writeBatch(c *gin.Context, res *run.BatchOutcome) {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= maxPooledJSON {
@@ -85,7 +85,7 @@ func writeBatch(c *gin.Context, res *run.BatchResult) {
 			jsonBuffers.Put(buf)
 		}
 	}()
-	b, err := res.AppendJSON(buf.AvailableBuffer())
+	b, err := appendSeedBatch(buf.AvailableBuffer(), res)
 	if err != nil {
 		writeJSON(c, http.StatusOK, "application/json", res) // its internal_error answer
 		return

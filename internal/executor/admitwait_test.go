@@ -72,12 +72,12 @@ func TestAdmissionWait(t *testing.T) {
 		t.Fatalf("pool after one item ended: %+v, want 4 pending", p)
 	}
 	f.r.release("w1", "w2", "w3")
-	if ans := await(t, x2); ans.err != nil || ans.res.SuccessCount != 1 {
+	if ans := await(t, x2); ans.err != nil || succeeded(ans.res) != 1 {
 		t.Fatalf("x2 = %+v, %v", ans.res, ans.err)
 	}
 	f.r.release("x1")
 	for name, ch := range map[string]<-chan answer{"fill": full, "x1": x1} {
-		if ans := await(t, ch); ans.err != nil || ans.res.FailedCount != 0 {
+		if ans := await(t, ch); ans.err != nil || failed(ans.res) != 0 {
 			t.Fatalf("%s = %+v, %v", name, ans.res, ans.err)
 		}
 	}
@@ -100,7 +100,7 @@ func TestAdmissionWaitEnds(t *testing.T) {
 		_, err := f.e.Compute(context.Background(), waiting(item("x", "alpha", params{Operation: "echo"})))
 		wantCode(t, err, toolerr.QueueTimeout)
 		f.r.release("w0", "w1", "w2", "w3")
-		if ans := await(t, full); ans.err != nil || ans.res.SuccessCount != 4 {
+		if ans := await(t, full); ans.err != nil || succeeded(ans.res) != 4 {
 			t.Fatalf("fill = %+v, %v", ans.res, ans.err)
 		}
 		f.waitIdle()
@@ -130,7 +130,7 @@ func TestAdmissionWaitEnds(t *testing.T) {
 		f.waitAdmitting(1)
 		f.r.release("w0", "w1", "w2", "w3")
 		await(t, full)
-		if ans := await(t, stays); ans.err != nil || ans.res.SuccessCount != 1 {
+		if ans := await(t, stays); ans.err != nil || succeeded(ans.res) != 1 {
 			t.Fatalf("the waiter that stayed = %+v, %v", ans.res, ans.err)
 		}
 		if p := f.waitIdle(); p.Completed != 5 {

@@ -89,15 +89,16 @@
 //
 // # Metrics
 //
-// Durations are measured, in float milliseconds, and null when not
-// observed: queue_wait_ms from admission to lane acquisition;
-// startup_ms, input_validation_ms, compute_ms, output_validation_ms and
-// serialization_ms from the engine's phases; cleanup_ms from the engine's
-// confirmed cleanup phase (engines clean up inside Run); execution_ms from
+// An item's outcome is a plain value ([ItemResult]): success or error, the
+// result or the error, its measured durations and resources. How a surface
+// writes it (the seed-000 compute answer's milliseconds and nulls, the
+// run document) is the surface's. Durations are measured, and nil when
+// not observed, never an invented zero: QueueWait from admission to lane
+// acquisition; Startup, InputValidation, Compute, OutputValidation and
+// Serialization from the engine's phases; Cleanup from the engine's
+// confirmed cleanup phase (engines clean up inside Run); Execution from
 // lane acquisition until cleanup began (until Run returned when the engine
-// reports no cleanup); total_ms from admission to the item's outcome. The
-// batch's server_processing_ms runs from
-// [Batch.Start] until every item has an outcome.
+// reports no cleanup); Total from admission to the item's outcome.
 //
 // [Executor.Pool] reports lanes, active, queued, pending, degraded,
 // completed (every admitted item that ended, cancellation included) and

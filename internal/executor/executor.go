@@ -65,11 +65,7 @@ const DefaultAdmissionWaiters = 64
 // Batch is one request for runs as the executor sees it: items admitted
 // together, whole or not at all.
 type Batch struct {
-	RequestID string
-	Items     []Item
-	// Start is when the HTTP handler started, before the body was read;
-	// server_processing_ms runs from it. The zero time leaves it null.
-	Start time.Time
+	Items []Item
 	// Deadline is the batch's request deadline; the zero time leaves ctx's
 	// alone. Compute treats it as a deadline of ctx: the items' contexts
 	// end at it, and when it passes before every item has an outcome
@@ -131,12 +127,12 @@ type Item struct {
 	// Refusal, when set, is the item's outcome without running: a
 	// per-item refusal the caller found while decoding or checking the
 	// parameters (invalid_parameters, input_limit_exceeded). The item
-	// keeps its place, pins and metrics in the batch.
+	// keeps its place and metrics in the batch.
 	Refusal *toolerr.Error
 	// InputValidation is how long the caller's check of Parameters took
 	// (the application layer validates once per run, then sets Checked or
 	// Refusal); nil when it did not check them. It is the item's
-	// input_validation_ms when the engine measured none.
+	// Metrics.InputValidation when the engine measured none.
 	InputValidation *time.Duration
 	// Files and OutDir are a job's input files and output folder, handed
 	// to the engine as they are (engine.Job).
@@ -427,7 +423,7 @@ func (e *Executor) Compute(ctx context.Context, b Batch) (*BatchResult, error) {
 			return nil, fmt.Errorf("computing batch: %w", ctx.Err())
 		}
 	}
-	return e.result(b, r), nil
+	return &BatchResult{Results: r.results}, nil
 }
 
 // prompt reports whether it names a published service whose engine is
@@ -465,28 +461,12 @@ func (e *Executor) computeInline(ctx context.Context, b Batch) (*BatchResult, er
 	if r.expired() {
 		return nil, fmt.Errorf("computing batch: %w", context.DeadlineExceeded)
 	}
-	return e.result(b, r), nil
+	return &BatchResult{Results: r.results}, nil
 }
 
 // expired reports whether an inline run's request deadline has passed.
 func (r *run) expired() bool {
 	return r.inline && !r.deadline.IsZero() && !time.Now().Before(r.deadline)
-}
-
-// result is the answer of a batch whose items all have an outcome.
-func (e *Executor) result(b Batch, r *run) *BatchResult {
-	res := &BatchResult{RequestID: b.RequestID, Results: r.results}
-	for _, ir := range r.results {
-		if ir.Status == StatusSuccess {
-			res.SuccessCount++
-		} else {
-			res.FailedCount++
-		}
-	}
-	if !b.Start.IsZero() {
-		res.ServerProcessingMS = millis(time.Since(b.Start))
-	}
-	return res
 }
 
 // admit decides the whole batch at once and, when it is accepted, takes
@@ -624,7 +604,7 @@ func cloneItems(items []Item) []Item {
 func (e *Executor) item(r *run, i int) {
 	res := e.runItem(r, r.items[i])
 	r.results[i] = res
-	e.settle(res.Status == StatusSuccess)
+	e.settle(res.Succeeded)
 	if r.settled != nil {
 		r.settled()
 	}

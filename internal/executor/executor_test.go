@@ -21,7 +21,7 @@ import (
 var executionID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // A heterogeneous batch is answered in submission order, whatever order
-// its items finish in, with every item's identity copied.
+// its items finish in, each with a fresh execution id.
 func TestHeterogeneousBatchInOrder(t *testing.T) {
 	f := newFixture(t, 4)
 	items := []executor.Item{
@@ -42,23 +42,18 @@ func TestHeterogeneousBatchInOrder(t *testing.T) {
 		t.Fatalf("Compute() = %v", a.err)
 	}
 	res := a.res
-	if res.RequestID != "req" || res.SuccessCount != 3 || res.FailedCount != 1 || res.ServerProcessingMS == nil {
+	if len(res.Results) != len(items) || succeeded(res) != 3 || failed(res) != 1 {
 		t.Fatalf("batch = %+v", res)
 	}
 	ids := map[string]bool{}
 	for i, r := range res.Results {
-		it := items[i]
-		if r.CorrelationID != it.CorrelationID || r.ToolCode != it.ToolCode || r.ContractVersion != it.ContractVersion ||
-			r.ImplementationVersion != it.ImplementationVersion || r.SchemaFingerprint != it.SchemaFingerprint {
-			t.Errorf("result %d identity = %+v, want the identity of %+v", i, r, it)
-		}
 		if !executionID.MatchString(r.ExecutionID) || ids[r.ExecutionID] {
 			t.Errorf("result %d execution_id = %q, want a fresh 32-digit hex id", i, r.ExecutionID)
 		}
 		ids[r.ExecutionID] = true
 	}
 	for _, i := range []int{0, 1, 3} {
-		if r := res.Results[i]; r.Status != executor.StatusSuccess || r.Error != nil || r.Result == nil {
+		if r := res.Results[i]; !r.Succeeded || r.Error != nil || r.Result == nil {
 			t.Errorf("result %d = %+v, want success", i, r)
 		}
 	}
@@ -67,7 +62,7 @@ func TestHeterogeneousBatchInOrder(t *testing.T) {
 		t.Errorf("result 1 = %s, want the echo of b by upper", res.Results[1].Result)
 	}
 	// The tool's own error is copied as it is: code, flag, message, issues.
-	if r := res.Results[2]; r.Status != executor.StatusError || r.Result != nil || !reflect.DeepEqual(r.Error, toolError) {
+	if r := res.Results[2]; r.Succeeded || r.Result != nil || !reflect.DeepEqual(r.Error, toolError) {
 		t.Errorf("result 2 = %+v error %+v, want the tool's error %+v", r, r.Error, toolError)
 	}
 	if n := f.r.Calls(); n != 4 {
@@ -137,18 +132,18 @@ func TestItemRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := f.compute(batch(tt.item))
 			r := res.Results[0]
-			if r.Status != executor.StatusError || r.Result != nil || r.ExecutionID != "" {
+			if r.Succeeded || r.Result != nil || r.ExecutionID != "" {
 				t.Fatalf("result = %+v, want an error without execution", r)
 			}
 			wantCode(t, r.Error, tt.code)
 			if tt.issue != nil && (r.Error.IssueCount != 1 || !reflect.DeepEqual(r.Error.Issues[0], *tt.issue)) {
 				t.Errorf("issues = %+v, want [%+v]", r.Error.Issues, *tt.issue)
 			}
-			if r.Metrics.TotalMS == nil || r.Metrics.QueueWaitMS != nil || r.Metrics.ExecutionMS != nil || r.Resources.Memory != nil {
+			if r.Metrics.Total == nil || r.Metrics.QueueWait != nil || r.Metrics.Execution != nil || r.Resources.Memory != nil {
 				t.Errorf("metrics = %+v, resources = %+v, want total_ms only", r.Metrics, r.Resources)
 			}
-			if res.SuccessCount != 0 || res.FailedCount != 1 {
-				t.Errorf("counts = %d/%d, want 0/1", res.SuccessCount, res.FailedCount)
+			if succeeded(res) != 0 || failed(res) != 1 {
+				t.Errorf("counts = %d/%d, want 0/1", succeeded(res), failed(res))
 			}
 		})
 	}
@@ -187,11 +182,11 @@ func TestEngineOutcomes(t *testing.T) {
 				t.Errorf("execution_id = %q, want one: the job started", r.ExecutionID)
 			}
 			if tt.code == "" {
-				if r.Status != executor.StatusSuccess || r.Error != nil || !json.Valid(r.Result) {
+				if !r.Succeeded || r.Error != nil || !json.Valid(r.Result) {
 					t.Fatalf("result = %+v, want success", r)
 				}
 			} else {
-				if r.Status != executor.StatusError || r.Result != nil {
+				if r.Succeeded || r.Result != nil {
 					t.Fatalf("result = %+v, want error %s", r, tt.code)
 				}
 				if tt.mode == "fail" {
@@ -287,7 +282,7 @@ func TestAdmission(t *testing.T) {
 	f.r.release("a")
 	for _, ch := range []<-chan answer{a, b, c} {
 		ans := await(t, ch)
-		if ans.err != nil || ans.res.FailedCount != 0 {
+		if ans.err != nil || failed(ans.res) != 0 {
 			t.Fatalf("admitted batch = %+v, %v", ans.res, ans.err)
 		}
 	}
@@ -368,7 +363,7 @@ func TestAdmissionUnderContention(t *testing.T) {
 						accepted++
 						items += n
 						for i, r := range res.Results {
-							if r.CorrelationID != b.Items[i].CorrelationID || r.Status != executor.StatusSuccess {
+							if !r.Succeeded || string(r.Result) != fmt.Sprintf(`{"echo":%d,"operation":"echo"}`, i) {
 								t.Errorf("batch %s item %d = %+v", id, i, r)
 							}
 						}
@@ -449,7 +444,7 @@ func TestCancellation(t *testing.T) {
 		for _, ch := range []<-chan answer{running, queued} {
 			// Compute answers the context's error, or the items' failures
 			// when they all ended before it looked.
-			if ans := await(t, ch); !errors.Is(ans.err, context.Canceled) && (ans.err != nil || ans.res.FailedCount != 1) {
+			if ans := await(t, ch); !errors.Is(ans.err, context.Canceled) && (ans.err != nil || failed(ans.res) != 1) {
 				t.Fatalf("Compute() = %+v, %v, want context.Canceled", ans.res, ans.err)
 			}
 		}
@@ -506,14 +501,14 @@ func TestQueueTimeout(t *testing.T) {
 	res := f.compute(batch(item("quick", "small", params{Operation: "quick"})))
 	r := res.Results[0]
 	wantCode(t, r.Error, toolerr.QueueTimeout)
-	if r.ExecutionID != "" || r.Metrics.QueueWaitMS != nil || r.Metrics.ExecutionMS != nil || r.Metrics.TotalMS == nil {
+	if r.ExecutionID != "" || r.Metrics.QueueWait != nil || r.Metrics.Execution != nil || r.Metrics.Total == nil {
 		t.Errorf("result = %+v, want no execution", r)
 	}
 	if n := f.r.Calls(); n != 1 {
 		t.Errorf("runner calls = %d, want 1", n)
 	}
 	f.r.release("slow")
-	if ans := await(t, slow); ans.err != nil || ans.res.SuccessCount != 1 {
+	if ans := await(t, slow); ans.err != nil || succeeded(ans.res) != 1 {
 		t.Fatalf("slow batch = %+v, %v", ans.res, ans.err)
 	}
 	f.fullBatch()
@@ -606,15 +601,15 @@ func TestShutdown(t *testing.T) {
 		if err := f.e.Shutdown(context.Background()); err != nil {
 			t.Fatalf("second Shutdown() = %v", err)
 		}
-		if ans := await(t, ch); ans.err != nil || ans.res.Results[0].Status != executor.StatusSuccess {
+		if ans := await(t, ch); ans.err != nil || !ans.res.Results[0].Succeeded {
 			t.Errorf("Compute() = %+v, %v, want the engine's late success", ans.res, ans.err)
 		}
 	})
 }
 
-// Metrics are measured or null, never invented, and the JSON shape keeps
-// success and error exclusive.
-func TestMetricsAndJSON(t *testing.T) {
+// Metrics are measured or nil, never invented, and an outcome is a
+// success or an error, never both.
+func TestMetrics(t *testing.T) {
 	f := newFixture(t, 2)
 	res := f.compute(batch(
 		item("ok", "alpha", params{Operation: "sum", Mode: "fuel"}),
@@ -622,7 +617,7 @@ func TestMetricsAndJSON(t *testing.T) {
 		item("late", "alpha", params{Operation: "sum", Mode: "timeout"})))
 	ok, unknown, late := res.Results[0].Metrics, res.Results[1].Metrics, res.Results[2].Metrics
 
-	observed := func(name string, v *float64, want bool) {
+	observed := func(name string, v *time.Duration, want bool) {
 		t.Helper()
 		if (v != nil) != want || (v != nil && *v < 0) {
 			t.Errorf("%s = %v, want observed %v", name, v, want)
@@ -638,83 +633,40 @@ func TestMetricsAndJSON(t *testing.T) {
 		{"engine failure", late, [9]bool{true, true, false, false, false, false, true, false, true}},
 	} {
 		m := c.m
-		for i, v := range []*float64{m.QueueWaitMS, m.StartupMS, m.InputValidationMS, m.ComputeMS, m.OutputValidationMS,
-			m.SerializationMS, m.ExecutionMS, m.CleanupMS, m.TotalMS} {
+		for i, v := range []*time.Duration{m.QueueWait, m.Startup, m.InputValidation, m.Compute, m.OutputValidation,
+			m.Serialization, m.Execution, m.Cleanup, m.Total} {
 			observed(fmt.Sprintf("%s metric %d", c.name, i), v, c.want[i])
 		}
 	}
-	if *ok.TotalMS < *ok.ExecutionMS || *ok.TotalMS < *ok.QueueWaitMS {
-		t.Errorf("total_ms %v is shorter than execution_ms %v or queue_wait_ms %v", *ok.TotalMS, *ok.ExecutionMS, *ok.QueueWaitMS)
+	if *ok.Total < *ok.Execution || *ok.Total < *ok.QueueWait {
+		t.Errorf("total %v is shorter than execution %v or queue wait %v", *ok.Total, *ok.Execution, *ok.QueueWait)
+	}
+	if *ok.Compute != 2*time.Millisecond || *ok.Cleanup != time.Nanosecond {
+		t.Errorf("engine phases %v, %v, want the engine's 2ms and 1ns", *ok.Compute, *ok.Cleanup)
 	}
 
-	data, err := json.Marshal(res)
-	if err != nil {
-		t.Fatalf("Marshal() = %v", err)
-	}
-	var doc struct {
-		RequestID          string           `json:"request_id"`
-		Results            []map[string]any `json:"results"`
-		SuccessCount       *int             `json:"success_count"`
-		FailedCount        *int             `json:"failed_count"`
-		ServerProcessingMS *float64         `json:"server_processing_ms"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("Unmarshal() = %v", err)
-	}
-	if doc.RequestID != "req" || *doc.SuccessCount != 1 || *doc.FailedCount != 2 || doc.ServerProcessingMS == nil {
-		t.Errorf("batch JSON = %s", data)
-	}
-	keys := func(m map[string]any) []string {
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		return ks
-	}
-	identity := []string{"correlation_id", "tool_code", "contract_version", "implementation_version", "schema_fingerprint", "status", "metrics", "resources"}
-	for i, want := range [][]string{
-		append([]string{"execution_id", "result"}, identity...),
-		append([]string{"error"}, identity...),
-		append([]string{"execution_id", "error"}, identity...),
+	for i, c := range []struct {
+		name                     string
+		success, execution, fuel bool
+		memory                   bool
+		code                     toolerr.Code
+	}{
+		{name: "success", success: true, execution: true, fuel: true, memory: true},
+		{name: "refusal", code: toolerr.UnknownTool},
+		{name: "engine failure", execution: true, memory: true, code: toolerr.ExecutionTimeout},
 	} {
-		got := doc.Results[i]
-		if !sameSet(keys(got), want) {
-			t.Errorf("result %d keys = %v, want %v", i, keys(got), want)
+		r := res.Results[i]
+		if r.Succeeded != c.success || (r.Result != nil) != c.success || (r.Error == nil) != c.success ||
+			(r.ExecutionID != "") != c.execution || (r.Resources.FuelUsed != nil) != c.fuel || (r.Resources.Memory != nil) != c.memory {
+			t.Errorf("%s = %+v", c.name, r)
 		}
-		metrics := got["metrics"].(map[string]any)
-		if len(metrics) != 9 {
-			t.Errorf("result %d metrics = %v, want all nine fields", i, metrics)
-		}
-		// Only the success's engine reported its cleanup.
-		if v, present := metrics["cleanup_ms"]; !present || (v != nil) != (i == 0) {
-			t.Errorf("result %d cleanup_ms = %v", i, v)
+		if c.code != "" {
+			wantCode(t, r.Error, c.code)
 		}
 	}
-	if r := doc.Results[0]["resources"].(map[string]any); r["fuel_used"] != float64(12345) || r["memory"] == nil {
-		t.Errorf("success resources = %v", r)
+	if fuel := res.Results[0].Resources.FuelUsed; *fuel != 12345 {
+		t.Errorf("fuel used = %d, want the engine's 12345", *fuel)
 	}
-	if r := doc.Results[1]["resources"].(map[string]any); !sameSet(keys(r), []string{"memory"}) || r["memory"] != nil {
-		t.Errorf("refusal resources = %v, want memory null and no fuel", r)
-	}
-	if e := doc.Results[1]["error"].(map[string]any); e["code"] != "unknown_tool" || e["retryable"] != false {
-		t.Errorf("refusal error = %v", e)
-	}
-}
-
-func sameSet(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	m := map[string]bool{}
-	for _, s := range a {
-		m[s] = true
-	}
-	for _, s := range b {
-		if !m[s] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestBatchRequestTimeout(t *testing.T) {

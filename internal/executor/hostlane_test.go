@@ -103,7 +103,7 @@ func TestHostCallLoopsGiveTheirLanesBack(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Compute(echo) = %v", err)
 	}
-	if r := echo.Results[0]; r.Status != executor.StatusSuccess {
+	if r := echo.Results[0]; !r.Succeeded {
 		t.Errorf("echo = %+v error %+v, want success", r, r.Error)
 	}
 	for i, res := range loops {

@@ -36,7 +36,7 @@ func TestInline(t *testing.T) {
 		{"QueueTimeout", TestQueueTimeout},
 		{"Quarantine", TestQuarantine},
 		{"Shutdown", TestShutdown},
-		{"MetricsAndJSON", TestMetricsAndJSON},
+		{"Metrics", TestMetrics},
 		{"BatchRequestTimeout", TestBatchRequestTimeout},
 		{"RequestDeadline", TestRequestDeadline},
 	} {
@@ -93,7 +93,7 @@ func TestRequestDeadline(t *testing.T) {
 		b.Deadline = time.Now().Add(50 * time.Millisecond)
 		deadlineOrFailure(t, f, b, toolerr.QueueTimeout)
 		f.r.release("run")
-		if ans := await(t, running); ans.err != nil || ans.res.SuccessCount != 1 {
+		if ans := await(t, running); ans.err != nil || succeeded(ans.res) != 1 {
 			t.Fatalf("running batch = %+v, %v", ans.res, ans.err)
 		}
 		p := f.waitIdle()
@@ -107,7 +107,7 @@ func TestRequestDeadline(t *testing.T) {
 		b := batch(item("quick", "alpha", params{Operation: "echo"}))
 		b.Deadline = time.Now().Add(time.Minute)
 		res := f.compute(b)
-		if res.SuccessCount != 1 {
+		if succeeded(res) != 1 {
 			t.Fatalf("batch = %+v", res)
 		}
 		_, deadlines := f.r.Jobs()
@@ -143,7 +143,7 @@ func deadlineOrFailure(t *testing.T, f *fixture, b executor.Batch, code toolerr.
 	res, err := f.e.Compute(context.Background(), b)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-	case err == nil && !promptEngines && res.FailedCount == 1:
+	case err == nil && !promptEngines && failed(res) == 1:
 		wantCode(t, res.Results[0].Error, code)
 	default:
 		t.Fatalf("Compute() = %+v, %v, want context.DeadlineExceeded", res, err)

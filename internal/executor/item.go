@@ -23,24 +23,18 @@ const fieldOperation = "operation"
 // It returns only once the item owns no job, so that its caller may
 // release the item's admission credit.
 func (e *Executor) runItem(r *run, it Item) ItemResult {
-	arena := new(msArena)
-	res := ItemResult{
-		CorrelationID:         it.CorrelationID,
-		ToolCode:              it.ToolCode,
-		ContractVersion:       it.ContractVersion,
-		ImplementationVersion: it.ImplementationVersion,
-		SchemaFingerprint:     it.SchemaFingerprint,
-	}
+	measured := new(durations)
+	var res ItemResult
 	fail := func(err *toolerr.Error) ItemResult {
-		res.Status = StatusError
+		res.Succeeded = false
 		res.Error = err
-		res.Metrics.TotalMS = arena.millis(time.Since(r.admitted))
+		res.Metrics.Total = measured.put(time.Since(r.admitted))
 		return res
 	}
 
 	if it.Refusal != nil {
 		copied := *it.Refusal
-		res.Metrics.InputValidationMS = arena.phase(it.InputValidation)
+		res.Metrics.InputValidation = measured.phase(it.InputValidation)
 		return fail(&copied)
 	}
 	svc, terr := lookup(r.snap, it.ToolCode)
@@ -69,7 +63,7 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 		return fail(terr)
 	}
 	laneStart := time.Now()
-	res.Metrics.QueueWaitMS = arena.millis(laneStart.Sub(r.admitted))
+	res.Metrics.QueueWait = measured.put(laneStart.Sub(r.admitted))
 	if e.halted(r) {
 		// The lane came as the item was cancelled: no job was started, so
 		// the lane goes back at once.
@@ -96,23 +90,23 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	}
 
 	if out := end.out; out != nil {
-		res.Metrics.StartupMS = arena.phase(out.Phases.Startup)
-		res.Metrics.InputValidationMS = arena.phase(out.Phases.InputValidation)
-		res.Metrics.ComputeMS = arena.phase(out.Phases.Compute)
-		res.Metrics.OutputValidationMS = arena.phase(out.Phases.OutputValidation)
-		res.Metrics.SerializationMS = arena.phase(out.Phases.Serialization)
+		res.Metrics.Startup = measured.phase(out.Phases.Startup)
+		res.Metrics.InputValidation = measured.phase(out.Phases.InputValidation)
+		res.Metrics.Compute = measured.phase(out.Phases.Compute)
+		res.Metrics.OutputValidation = measured.phase(out.Phases.OutputValidation)
+		res.Metrics.Serialization = measured.phase(out.Phases.Serialization)
 		res.Resources = Resources{Memory: out.Memory, FuelUsed: out.FuelUsed}
 	}
-	if res.Metrics.InputValidationMS == nil {
-		res.Metrics.InputValidationMS = arena.phase(it.InputValidation) // checked before the engine
+	if res.Metrics.InputValidation == nil {
+		res.Metrics.InputValidation = measured.phase(it.InputValidation) // checked before the engine
 	}
 	// Execution runs from lane acquisition until cleanup begins: when the
 	// engine observed its cleanup, that is the end of Run less the cleanup.
 	if end.out != nil && end.out.Phases.Cleanup != nil && *end.out.Phases.Cleanup <= elapsed {
-		res.Metrics.CleanupMS = arena.phase(end.out.Phases.Cleanup)
+		res.Metrics.Cleanup = measured.phase(end.out.Phases.Cleanup)
 		elapsed -= *end.out.Phases.Cleanup
 	}
-	res.Metrics.ExecutionMS = arena.millis(elapsed)
+	res.Metrics.Execution = measured.put(elapsed)
 	if end.err != nil {
 		var te *toolerr.Error
 		if errors.As(end.err, &te) {
@@ -131,9 +125,9 @@ func (e *Executor) runItem(r *run, it Item) ItemResult {
 	case !json.Valid(out.Result):
 		return fail(toolerr.New(toolerr.InvalidOutput))
 	}
-	res.Status = StatusSuccess
-	res.Result = json.RawMessage(end.out.Result)
-	res.Metrics.TotalMS = arena.millis(time.Since(r.admitted))
+	res.Succeeded = true
+	res.Result = end.out.Result
+	res.Metrics.Total = measured.put(time.Since(r.admitted))
 	return res
 }
 

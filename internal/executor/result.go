@@ -1,84 +1,68 @@
 package executor
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
-// The two values of [ItemResult.Status].
-const (
-	StatusSuccess = "success"
-	StatusError   = "error"
-)
-
-// BatchResult is the answer to one admitted batch: one result per item, in
+// BatchResult is an admitted batch's outcome: one result per item, in
 // submission order, whatever order the items finished in.
 type BatchResult struct {
-	RequestID string       `json:"request_id"`
-	Results   []ItemResult `json:"results"`
-	// SuccessCount and FailedCount count platform outcomes, not domain
-	// readiness: a tool's valid "infeasible" answer is a success.
-	SuccessCount int `json:"success_count"`
-	FailedCount  int `json:"failed_count"`
-	// ServerProcessingMS runs from Batch.Start until every item had an
-	// outcome; null when the batch carried no Start.
-	ServerProcessingMS *float64 `json:"server_processing_ms"`
+	Results []ItemResult
 }
 
-// ItemResult is the outcome of one item. Status "success" carries Result
-// and ExecutionID; "error" carries Error, and ExecutionID only when the
-// item's job was started. The identity fields are the item's own pins,
-// copied.
+// ItemResult is the outcome of one item, a plain value: how a surface
+// answers it is the surface's business. A success carries Result; a
+// failure carries Error, and ExecutionID only when the item's job was
+// started.
 type ItemResult struct {
-	CorrelationID         string `json:"correlation_id"`
-	ToolCode              string `json:"tool_code"`
-	ContractVersion       string `json:"contract_version"`
-	ImplementationVersion string `json:"implementation_version"`
-	SchemaFingerprint     string `json:"schema_fingerprint"`
+	// Succeeded is a platform outcome, not domain readiness: a tool's
+	// valid "infeasible" answer is a success.
+	Succeeded   bool
+	ExecutionID string
+	// Result is a success's result document, valid JSON within the
+	// operation's max_result_bytes, as the engine returned it.
+	Result []byte
+	// Error is a failure's error: the executor's refusal, or the engine's
+	// error copied as it is (a tool's own keeps its code, flag and
+	// message).
+	Error *toolerr.Error
 
-	Status      string          `json:"status"`
-	ExecutionID string          `json:"execution_id,omitempty"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	Error       *toolerr.Error  `json:"error,omitempty"`
-
-	Metrics   Metrics   `json:"metrics"`
-	Resources Resources `json:"resources"`
+	Metrics   Metrics
+	Resources Resources
 }
 
-// Metrics are an item's measured durations in milliseconds. A nil field
-// was not observed and encodes as null, never as an invented zero. Phases
-// can overlap: execution_ms contains startup_ms and the engine's phases.
+// Metrics are an item's measured durations. A nil one was not observed,
+// never an invented zero. They can overlap: Execution contains Startup
+// and the engine's phases.
 type Metrics struct {
-	// QueueWaitMS runs from the batch's admission to lane acquisition.
-	QueueWaitMS *float64 `json:"queue_wait_ms"`
-	// StartupMS, InputValidationMS, ComputeMS, OutputValidationMS and
-	// SerializationMS are the engine's measured phases.
-	StartupMS          *float64 `json:"startup_ms"`
-	InputValidationMS  *float64 `json:"input_validation_ms"`
-	ComputeMS          *float64 `json:"compute_ms"`
-	OutputValidationMS *float64 `json:"output_validation_ms"`
-	SerializationMS    *float64 `json:"serialization_ms"`
-	// ExecutionMS runs from lane acquisition until cleanup begins (so it
+	// QueueWait runs from the batch's admission to lane acquisition.
+	QueueWait *time.Duration
+	// Startup, InputValidation, Compute, OutputValidation and
+	// Serialization are the engine's measured phases; InputValidation is
+	// the caller's check (Item.InputValidation) when the engine measured
+	// none.
+	Startup, InputValidation, Compute, OutputValidation, Serialization *time.Duration
+	// Execution runs from lane acquisition until cleanup begins (so it
 	// holds startup and the sandbox's phases). When the engine did not
 	// report its cleanup, it runs until the engine's Run returned.
-	ExecutionMS *float64 `json:"execution_ms"`
-	// CleanupMS is the engine's confirmed teardown (engine.Phases.Cleanup),
-	// null when it did not report one or the cleanup was not confirmed.
-	CleanupMS *float64 `json:"cleanup_ms"`
-	// TotalMS runs from the batch's admission to the item's outcome.
-	TotalMS *float64 `json:"total_ms"`
+	Execution *time.Duration
+	// Cleanup is the engine's confirmed teardown (engine.Phases.Cleanup),
+	// nil when it did not report one or the cleanup was not confirmed.
+	Cleanup *time.Duration
+	// Total runs from the batch's admission to the item's outcome.
+	Total *time.Duration
 }
 
 // Resources are what a started job reported about its resources.
 type Resources struct {
-	// Memory is the job's memory enforcement, limit and peak; null when no
+	// Memory is the job's memory enforcement, limit and peak; nil when no
 	// sandbox was started or the engine reported none.
-	Memory *engine.Memory `json:"memory"`
-	// FuelUsed is the WASM fuel consumed; omitted for native jobs.
-	FuelUsed *int64 `json:"fuel_used,omitempty"`
+	Memory *engine.Memory
+	// FuelUsed is the WASM fuel consumed; nil for native jobs.
+	FuelUsed *int64
 }
 
 // PoolSnapshot describes the executor of this process at one instant. It
@@ -116,42 +100,30 @@ type PoolResources struct {
 	MemoryReservedBytes int64 `json:"memory_reserved_bytes"`
 }
 
-// millis returns d in float milliseconds.
-func millis(d time.Duration) *float64 {
-	ms := float64(d) / float64(time.Millisecond)
-	return &ms
-}
-
-// msArena holds the measured durations of one item: its metrics point
+// durations holds the durations measured of one item: its metrics point
 // into one allocation rather than one each. An item has at most nine.
-type msArena struct {
-	v [9]float64
+type durations struct {
+	v [9]time.Duration
 	n int
 }
 
-// millis is [millis] from the arena (from the heap once it is full).
-func (a *msArena) millis(d time.Duration) *float64 {
+// put returns d from the arena (from the heap once it is full).
+func (a *durations) put(d time.Duration) *time.Duration {
 	if a.n == len(a.v) {
-		return millis(d)
+		v := d // on the heap only here
+		return &v
 	}
 	p := &a.v[a.n]
 	a.n++
-	*p = float64(d) / float64(time.Millisecond)
+	*p = d
 	return p
 }
 
-// phase is [phase] from the arena.
-func (a *msArena) phase(d *time.Duration) *float64 {
+// phase is a copy of a measured phase (one the engine reported, say)
+// from the arena, or nil when it was not measured.
+func (a *durations) phase(d *time.Duration) *time.Duration {
 	if d == nil {
 		return nil
 	}
-	return a.millis(*d)
-}
-
-// phase returns a measured engine phase in milliseconds, or nil.
-func phase(d *time.Duration) *float64 {
-	if d == nil {
-		return nil
-	}
-	return millis(*d)
+	return a.put(*d)
 }

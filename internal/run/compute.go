@@ -6,23 +6,81 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"runtime"
 	"sync"
 	"time"
 	"weak"
 
+	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/policy"
+	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
-// BatchResult is a compute batch's outcome, one result per item in
-// submission order.
-type BatchResult = executor.BatchResult
+// BatchOutcome is a compute batch that ran: one outcome per item, in
+// submission order. It is a plain value; the seed-000 compute answer
+// written from it is the routes' (internal/api, answer_seed_batch.go).
+type BatchOutcome struct {
+	// RequestID is the caller's request_id.
+	RequestID string
+	Items     []ItemOutcome
+	// Succeeded and Failed count platform outcomes, not domain readiness:
+	// a tool's valid "infeasible" answer is a success.
+	Succeeded, Failed int
+	// Processing runs from the request's start until every item had an
+	// outcome; nil when the batch was given no start.
+	Processing *time.Duration
+}
+
+// ItemOutcome is one compute item's outcome: its pins as the caller sent
+// them, and what became of it. A success carries Result; a failure
+// carries Error (without the tool's own message: dropMessage), and
+// ExecutionID only when the item's job was started.
+type ItemOutcome struct {
+	CorrelationID, ToolCode, ContractVersion, ImplementationVersion, SchemaFingerprint string
+
+	Succeeded   bool
+	ExecutionID string
+	Result      json.RawMessage
+	Error       *toolerr.Error
+
+	Metrics   Metrics
+	Resources Resources
+}
+
+// Metrics are an item's measured durations. A nil one was not observed,
+// never an invented zero. They can overlap: Execution contains Startup
+// and the engine's phases (executor.Metrics says what each measures, and
+// converts to Metrics as it is).
+type Metrics struct {
+	QueueWait                                                          *time.Duration
+	Startup, InputValidation, Compute, OutputValidation, Serialization *time.Duration
+	Execution, Cleanup, Total                                          *time.Duration
+}
+
+// Resources are what an item's job reported: its memory enforcement,
+// limit and peak (nil when no sandbox was started or none was reported)
+// and the WASM fuel it used (nil for a native job).
+type Resources struct {
+	Memory   *engine.Memory
+	FuelUsed *int64
+}
+
+// itemOutcome is the outcome of it, which the executor answered with r.
+func itemOutcome(it *executor.Item, r *executor.ItemResult) ItemOutcome {
+	return ItemOutcome{
+		CorrelationID: it.CorrelationID, ToolCode: it.ToolCode, ContractVersion: it.ContractVersion,
+		ImplementationVersion: it.ImplementationVersion, SchemaFingerprint: it.SchemaFingerprint,
+		Succeeded: r.Succeeded, ExecutionID: r.ExecutionID, Result: r.Result, Error: r.Error,
+		Metrics: Metrics(r.Metrics), Resources: Resources(r.Resources),
+	}
+}
 
 // ComputeAnswer is a batch that ran: its outcome and the rate-limit
 // fields of its admission.
 type ComputeAnswer struct {
-	Result *BatchResult
+	Result *BatchOutcome
 	Limits RateLimits
 }
 

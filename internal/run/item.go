@@ -26,9 +26,11 @@ type Result struct {
 	Succeeded bool
 	Result    json.RawMessage
 	Error     *toolerr.Error
-	// Item is the executor's whole item result, for the surfaces that
-	// answer with its metrics.
-	Item *executor.ItemResult
+}
+
+// result is the Result of a run of tool the executor answered with r.
+func result(tool string, r *executor.ItemResult) *Result {
+	return &Result{ExecutionID: r.ExecutionID, Tool: tool, Succeeded: r.Succeeded, Result: r.Result, Error: r.Error}
 }
 
 // Lookup finds the tool id in snap for a run: ToolNotFound when no tool
@@ -183,19 +185,18 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 	if terr != nil {
 		return nil, ItemRefusal(terr)
 	}
-	r, err := a.execute(ctx, o, it, start)
+	r, err := a.execute(ctx, it)
 	if err != nil {
 		return nil, err
 	}
 	a.count(svc.Code(), r, time.Since(start))
-	if r.Status != executor.StatusSuccess {
+	if !r.Succeeded {
 		a.afterRun(ctx, o, svc, r.Error)
 		if ref, ok := fromExecution(r.Error); ok {
 			return nil, ref
 		}
-		return &Result{ExecutionID: r.ExecutionID, Tool: svc.Code(), Error: r.Error, Item: r}, nil
 	}
-	return &Result{ExecutionID: r.ExecutionID, Tool: svc.Code(), Succeeded: true, Result: r.Result, Item: r}, nil
+	return result(svc.Code(), r), nil
 }
 
 // execute runs one item through the executor under its request deadline
@@ -204,10 +205,10 @@ func (a *App) Sync(ctx context.Context, o Origin, svc *registry.Service, input a
 // them, within the queue budget (executor.Batch.Wait): its callers are
 // bounded by the guard's concurrency, so a burst up to it is served, not
 // refused.
-func (a *App) execute(ctx context.Context, o Origin, it executor.Item, start time.Time) (*executor.ItemResult, error) {
+func (a *App) execute(ctx context.Context, it executor.Item) (*executor.ItemResult, error) {
 	items := []executor.Item{it}
 	deadline := time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
-	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{RequestID: o.RequestID, Items: items, Start: start, Deadline: deadline, Wait: true})
+	res, err := a.cfg.Executor.Compute(ctx, executor.Batch{Items: items, Deadline: deadline, Wait: true})
 	if err != nil {
 		return nil, a.batchError(ctx, err)
 	}
@@ -296,8 +297,8 @@ func unavailable(reason string) *toolerr.Error {
 // AdmitBatch. Every item keeps its place and its own outcome. A
 // batch-level refusal (those limits, the executor's capacity, the request
 // deadline) is a *Refusal.
-func (a *App) Batch(ctx context.Context, o Origin, principal string, items []executor.Item, start time.Time) (*executor.BatchResult, error) {
-	b := executor.Batch{RequestID: o.RequestID, Items: items, Start: start}
+func (a *App) Batch(ctx context.Context, o Origin, principal string, items []executor.Item, start time.Time) (*BatchOutcome, error) {
+	b := executor.Batch{Items: items}
 	if len(items) > a.cfg.Platform.MaxBatchItems {
 		return nil, a.batchError(ctx, toolerr.New(toolerr.QueueFull))
 	}
@@ -313,16 +314,28 @@ func (a *App) Batch(ctx context.Context, o Origin, principal string, items []exe
 	if err != nil {
 		return nil, a.batchError(ctx, err)
 	}
+	out := &BatchOutcome{RequestID: o.RequestID, Items: make([]ItemOutcome, len(res.Results))}
+	if !start.IsZero() {
+		d := time.Since(start)
+		out.Processing = &d
+	}
 	for i := range res.Results {
 		r := &res.Results[i]
-		a.dropMessage(o, r)
-		var d time.Duration
-		if r.Metrics.TotalMS != nil {
-			d = time.Duration(*r.Metrics.TotalMS * float64(time.Millisecond))
+		if r.Succeeded {
+			out.Succeeded++
+		} else {
+			out.Failed++
 		}
-		a.count(r.ToolCode, r, d)
+		it := &items[i]
+		out.Items[i] = itemOutcome(it, r)
+		a.dropMessage(o, &out.Items[i])
+		var d time.Duration
+		if r.Metrics.Total != nil {
+			d = *r.Metrics.Total
+		}
+		a.count(it.ToolCode, r, d)
 	}
-	return res, nil
+	return out, nil
 }
 
 // maxLoggedMessage bounds the tool message a log record keeps.
@@ -333,7 +346,7 @@ const maxLoggedMessage = 512
 // the code, retryable and the bounded issues alone (docs/errors.md). The
 // message goes to the log, bounded, for the operator. The ADR-027 run
 // route does not come here and keeps it.
-func (a *App) dropMessage(o Origin, r *executor.ItemResult) {
+func (a *App) dropMessage(o Origin, r *ItemOutcome) {
 	if r.Error == nil || r.Error.Message == "" {
 		return
 	}
@@ -350,27 +363,48 @@ func (a *App) dropMessage(o Origin, r *executor.ItemResult) {
 	r.Error = &e
 }
 
+// The outcome labels of a run in the metrics beside the error codes.
+const (
+	outcomeSuccess = "success"
+	outcomeError   = "error" // a failure without a code, which the executor never gives
+)
+
 // count counts one finished item of tool in the metrics.
 func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 	m := a.cfg.Metrics
 	if m == nil || r == nil {
 		return
 	}
-	outcome := r.Status
-	if r.Error != nil {
+	outcome := outcomeSuccess
+	switch {
+	case r.Error != nil:
 		outcome = string(r.Error.Code)
+	case !r.Succeeded:
+		outcome = outcomeError
 	}
 	m.CountRun(tool, outcome)
 	m.ObserveItemDuration(tool, d)
-	x := r.Metrics
 	var peak *int64
 	if r.Resources.Memory != nil {
 		peak = r.Resources.Memory.PeakBytes
 	}
+	var ms [7]float64 // the phases in milliseconds, as the metrics take them
+	x := &r.Metrics
 	m.ObserveItem(tool, metrics.ItemPhases{
-		QueueWait: x.QueueWaitMS, Startup: x.StartupMS, InputValidation: x.InputValidationMS, Compute: x.ComputeMS,
-		OutputValidation: x.OutputValidationMS, Serialization: x.SerializationMS, Cleanup: x.CleanupMS,
+		QueueWait: millis(&ms[0], x.QueueWait), Startup: millis(&ms[1], x.Startup), InputValidation: millis(&ms[2], x.InputValidation),
+		Compute: millis(&ms[3], x.Compute), OutputValidation: millis(&ms[4], x.OutputValidation),
+		Serialization: millis(&ms[5], x.Serialization), Cleanup: millis(&ms[6], x.Cleanup),
 	}, r.Resources.FuelUsed, peak)
+}
+
+// millis sets *to to d in float milliseconds and returns to; nil when d
+// was not observed.
+func millis(to *float64, d *time.Duration) *float64 {
+	if d == nil {
+		return nil
+	}
+	*to = float64(*d) / float64(time.Millisecond)
+	return to
 }
 
 // Local runs one item of the tool code with params for the command line
@@ -382,7 +416,7 @@ func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 // tool has, invalid_parameters or input_limit_exceeded for parameters the
 // tool would refuse. The command line is not a caller of the guard:
 // nothing is admitted or counted against a quota.
-func (a *App) Local(ctx context.Context, code string, params any) (*executor.ItemResult, error) {
+func (a *App) Local(ctx context.Context, code string, params any) (*Result, error) {
 	snap := a.cfg.Snapshot()
 	bi := BatchItem{CorrelationID: "cli", ToolCode: code, Parameters: params}
 	if svc, ok := snap.Service(code); ok {
@@ -390,5 +424,9 @@ func (a *App) Local(ctx context.Context, code string, params any) (*executor.Ite
 		bi.ContractVersion, bi.ImplementationVersion, bi.SchemaFingerprint = d.ContractVersion, d.ImplementationVersion, d.Fingerprint
 	}
 	it := a.PrepareBatch(snap, []BatchItem{bi})[0]
-	return a.execute(ctx, Origin{RequestID: "cli"}, it, time.Now())
+	r, err := a.execute(ctx, it)
+	if err != nil {
+		return nil, err
+	}
+	return result(code, r), nil
 }

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/engine"
-	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/jobs/sniff"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -116,13 +115,13 @@ func (a *App) runJob(ctx context.Context, job *jobs.Run) (_ json.RawMessage, err
 	if native {
 		it.Files, it.OutDir = files, job.OutDir
 	}
-	r, err := a.execute(ctx, Origin{RequestID: "job:" + job.JobID}, it, time.Now())
+	r, err := a.execute(ctx, it)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err() // cancelled: the subsystem decides what that means
 	case err != nil:
 		return nil, jobError(err)
-	case r.Status != executor.StatusSuccess:
+	case !r.Succeeded:
 		if r.Error != nil {
 			return nil, r.Error
 		}
@@ -175,7 +174,7 @@ func (a *App) countJob(ctx context.Context, tool string, err error, d time.Durat
 	if m == nil {
 		return
 	}
-	outcome := executor.StatusSuccess
+	outcome := outcomeSuccess
 	var te *toolerr.Error
 	switch {
 	case err == nil:
