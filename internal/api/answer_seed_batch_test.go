@@ -166,3 +166,29 @@ func TestAppendFloat(t *testing.T) {
 		t.Error("appendFloat accepted a NaN")
 	}
 }
+
+// BenchmarkAppendSeedBatch measures the compute answer of a batch of four
+// successes with every metric, a memory report and fuel, as a bundled
+// WASM tool's items are answered.
+func BenchmarkAppendSeedBatch(b *testing.B) {
+	item := run.ItemOutcome{
+		CorrelationID: "c-0", ToolCode: "hash", ContractVersion: "1.0.0", ImplementationVersion: "1.2.3",
+		SchemaFingerprint: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Succeeded: true,
+		ExecutionID: "3171bac91ca4b5841778f16335949d62",
+		Result:      json.RawMessage(`{"algorithm":"sha256","digest":"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}`),
+		Metrics: run.Metrics{QueueWait: dur(43561), Startup: dur(261000), InputValidation: dur(30000), Compute: dur(1920000),
+			OutputValidation: dur(12000), Serialization: dur(1000), Execution: dur(2404047), Cleanup: dur(1), Total: dur(2448130)},
+		Resources: run.Resources{Memory: &engine.Memory{Mode: engine.MemoryWASMHard, LimitBytes: 1 << 30, PeakBytes: i64(1 << 21)},
+			FuelUsed: i64(123456)},
+	}
+	out := &run.BatchOutcome{RequestID: "bench-1", Items: []run.ItemOutcome{item, item, item, item}, Succeeded: 4,
+		Processing: dur(3123456)}
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = appendSeedBatch(buf[:0], out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

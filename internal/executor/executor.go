@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/engine"
@@ -89,18 +88,19 @@ type Batch struct {
 	// Compute returns its result — or later, for an item still running
 	// when Compute returned at its context's end; for every item of a
 	// batch refused whole, before Compute returns. So it is called
-	// exactly len(Items) times whatever happens, which lets a caller hold
-	// limits of its own over the work the executor holds for it (the
-	// seed-000 per-principal limits, package run). It may run on an
-	// item's goroutine and must return promptly.
-	Settled func()
+	// exactly len(Items) times whatever happens, one call at a time, and
+	// last is true for the final call, which comes after every other has
+	// returned. It lets a caller hold limits of its own over the work the
+	// executor holds for it (the seed-000 per-principal limits, package
+	// run). It may run on an item's goroutine and must return promptly.
+	Settled func(last bool)
 }
 
 // refused tells b's caller that none of its items is held (Settled).
 func (b *Batch) refused() {
 	if b.Settled != nil {
-		for range b.Items {
-			b.Settled()
+		for i := range b.Items {
+			b.Settled(i == len(b.Items)-1)
 		}
 	}
 }
@@ -363,7 +363,7 @@ type run struct {
 	cancel   context.CancelCauseFunc
 	stop     func() bool // unregisters the Shutdown hook
 	snap     *registry.Snapshot
-	settled  func() // Batch.Settled
+	settled  func(last bool) // Batch.Settled
 	admitted time.Time
 	// arrived is when Compute was called: admitted, or earlier when the
 	// batch waited for its credit; its items' queue budget runs from it.
@@ -371,12 +371,16 @@ type run struct {
 	// deadline is the batch's request deadline for an inline run (zero:
 	// none), which is not in its context; a batch run on goroutines has
 	// it in ctx.
-	deadline  time.Time
-	inline    bool
-	items     []Item
-	results   []ItemResult
-	remaining atomic.Int32  // items not yet settled
-	done      chan struct{} // closed when every item has an outcome; nil inline
+	deadline time.Time
+	inline   bool
+	items    []Item
+	results  []ItemResult
+	done     chan struct{} // closed when every item has an outcome; nil inline
+
+	// mu serializes the items' settling (settleItem), and so the calls of
+	// settled.
+	mu        sync.Mutex
+	remaining int // items not yet settled
 }
 
 // Compute runs one batch and returns its results in submission order.
@@ -509,7 +513,7 @@ func (e *Executor) admit(ctx context.Context, b Batch, inline bool) (*run, error
 		arrived:  arrived,
 		results:  make([]ItemResult, n),
 	}
-	r.remaining.Store(int32(n))
+	r.remaining = n
 	if inline {
 		r.ctx, r.inline, r.deadline, r.items = ctx, true, b.Deadline, b.Items
 		return r, nil
@@ -605,10 +609,7 @@ func (e *Executor) item(r *run, i int) {
 	res := e.runItem(r, r.items[i])
 	r.results[i] = res
 	e.settle(res.Succeeded)
-	if r.settled != nil {
-		r.settled()
-	}
-	if r.remaining.Add(-1) == 0 && !r.inline {
+	if r.settleItem() && !r.inline {
 		r.stop()
 		r.cancel(nil)
 		close(r.done)
@@ -619,6 +620,19 @@ func (e *Executor) item(r *run, i int) {
 		close(e.drained) // once: after Shutdown no item is admitted
 	}
 	e.mu.Unlock()
+}
+
+// settleItem counts one of r's items settled and tells the batch's caller
+// (Batch.Settled). It reports whether the item was the batch's last.
+func (r *run) settleItem() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.remaining--
+	last := r.remaining == 0
+	if r.settled != nil {
+		r.settled(last)
+	}
+	return last
 }
 
 // settle releases one item's admission credit and counts its terminal

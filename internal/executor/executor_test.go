@@ -299,12 +299,12 @@ func TestAdmission(t *testing.T) {
 // before it was admitted.
 func TestSettled(t *testing.T) {
 	f := newFixture(t, 1)
-	ran, n := counted(batch(item("a", "alpha", params{Operation: "echo"}), item("b", "alpha", params{Operation: "echo", Mode: "fail"})))
+	ran, n := counted(t, batch(item("a", "alpha", params{Operation: "echo"}), item("b", "alpha", params{Operation: "echo", Mode: "fail"})))
 	f.compute(ran)
 	if got := n.Load(); got != 2 {
 		t.Errorf("a batch that ran: %d items settled, want 2", got)
 	}
-	one, n := counted(batch(item("a", "alpha", params{Operation: "echo"})))
+	one, n := counted(t, batch(item("a", "alpha", params{Operation: "echo"})))
 	f.compute(one)
 	if got := n.Load(); got != 1 {
 		t.Errorf("a one-item batch: %d items settled, want 1", got)
@@ -313,7 +313,7 @@ func TestSettled(t *testing.T) {
 	for i := range many {
 		many[i] = item(fmt.Sprint("m", i), "alpha", params{Operation: "echo"})
 	}
-	refused, n := counted(batch(many...))
+	refused, n := counted(t, batch(many...))
 	_, err := f.e.Compute(context.Background(), refused)
 	wantCode(t, err, toolerr.QueueFull)
 	if got := n.Load(); got != 9 {
@@ -321,7 +321,7 @@ func TestSettled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	late, n := counted(batch(item("a", "alpha", params{Operation: "echo"})))
+	late, n := counted(t, batch(item("a", "alpha", params{Operation: "echo"})))
 	if _, err := f.e.Compute(ctx, late); !errors.Is(err, context.Canceled) {
 		t.Errorf("Compute() = %v, want context.Canceled", err)
 	}
@@ -458,7 +458,7 @@ func TestCancellation(t *testing.T) {
 	t.Run("running job ending late", func(t *testing.T) {
 		f := newFixture(t, 2)
 		ctx, cancel := context.WithCancel(context.Background())
-		b, settled := counted(batch(
+		b, settled := counted(t, batch(
 			item("s1", "alpha", params{Operation: "sum", Tag: "s1", Wait: "stubborn"}),
 			item("s2", "alpha", params{Operation: "sum", Tag: "s2", Wait: "stubborn"})))
 		ch := f.computeAsync(ctx, b)

@@ -395,10 +395,21 @@ func succeeded(res *executor.BatchResult) int {
 
 func failed(res *executor.BatchResult) int { return len(res.Results) - succeeded(res) }
 
-// counted is b with a count of its Settled calls.
-func counted(b executor.Batch) (executor.Batch, *atomic.Int32) {
+// counted is b with a count of its Settled calls, which checks that they
+// come one at a time and that the last one says so.
+func counted(t *testing.T, b executor.Batch) (executor.Batch, *atomic.Int32) {
 	n := new(atomic.Int32)
-	b.Settled = func() { n.Add(1) }
+	var mu sync.Mutex
+	b.Settled = func(last bool) {
+		if !mu.TryLock() {
+			t.Errorf("two Settled calls at once")
+			return
+		}
+		defer mu.Unlock()
+		if got := int(n.Add(1)); last != (got == len(b.Items)) {
+			t.Errorf("Settled call %d of %d says last %v", got, len(b.Items), last)
+		}
+	}
 	return b, n
 }
 

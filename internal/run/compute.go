@@ -112,7 +112,7 @@ func (a *App) Compute(ctx context.Context, o Origin, requestID string, in []Batc
 // principal hold items in the executor at once, with at most
 // max_pending_items_per_principal items between them. A batch takes its
 // slot and its items before the executor admits it, and gives each item
-// back when the executor lets go of it (executor.Batch.Settled): after
+// back when the executor lets go of it (executor.Batch.Settled): before
 // its answer, or later for an item still running when the client left;
 // the slot goes with the last. The zero value is ready to use; it is safe
 // for concurrent use.
@@ -127,10 +127,9 @@ type principalLoad struct {
 }
 
 // take takes a batch slot and n items for principal, or reports false
-// when the principal's limits in p refuse them (queue_full). The returned
-// settle gives one item back; it must be called exactly n times, as
-// executor.Batch.Settled is.
-func (l *batchLimits) take(p policy.Platform, principal string, n int) (settle func(), ok bool) {
+// when the principal's limits in p refuse them (queue_full). Each item is
+// given back by settle.
+func (l *batchLimits) take(p policy.Platform, principal string, n int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ld := l.load[principal]
@@ -138,7 +137,7 @@ func (l *batchLimits) take(p policy.Platform, principal string, n int) (settle f
 		ld = &principalLoad{}
 	}
 	if ld.batches >= p.MaxConcurrentBatchesPerPrincipal || ld.pending+n > p.MaxPendingItemsPerPrincipal {
-		return nil, false
+		return false
 	}
 	if l.load == nil {
 		l.load = make(map[string]*principalLoad)
@@ -146,36 +145,53 @@ func (l *batchLimits) take(p policy.Platform, principal string, n int) (settle f
 	l.load[principal] = ld
 	ld.batches++
 	ld.pending += n
-	left := n // guarded by l.mu
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		ld.pending--
-		if left--; left > 0 {
-			return
-		}
+	return true
+}
+
+// settle gives back one item of a batch of principal that take took, and
+// the batch's slot with its last item (executor.Batch.Settled's last: the
+// batch's other items were given back before).
+func (l *batchLimits) settle(principal string, last bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ld := l.load[principal]
+	ld.pending--
+	if last {
 		ld.batches--
-		if ld.batches == 0 && ld.pending == 0 {
-			delete(l.load, principal)
-		}
-	}, true
+	}
+	if ld.batches == 0 && ld.pending == 0 {
+		delete(l.load, principal)
+	}
 }
 
 // limitsOf holds each App's batchLimits, keyed weakly so that an App's
 // entry goes with it. It stands in for a field of App, declared in
 // app.go, which this change does not own: there, the field
-// `batches batchLimits` and `return &a.batches` below replace it.
-var limitsOf sync.Map // weak.Pointer[App] → *batchLimits
+// `batches batchLimits` and `return &a.batches` in batchLimits replace it.
+var limitsOf = struct {
+	sync.RWMutex
+	m map[weak.Pointer[App]]*batchLimits
+}{m: make(map[weak.Pointer[App]]*batchLimits)}
 
 // batchLimits returns a's per-principal batch limits.
 func (a *App) batchLimits() *batchLimits {
 	key := weak.Make(a)
-	if l, ok := limitsOf.Load(key); ok {
-		return l.(*batchLimits)
+	limitsOf.RLock()
+	l := limitsOf.m[key]
+	limitsOf.RUnlock()
+	if l != nil {
+		return l
 	}
-	l, loaded := limitsOf.LoadOrStore(key, new(batchLimits))
-	if !loaded {
-		runtime.AddCleanup(a, func(key weak.Pointer[App]) { limitsOf.Delete(key) }, key)
+	limitsOf.Lock()
+	defer limitsOf.Unlock()
+	if l = limitsOf.m[key]; l == nil {
+		l = new(batchLimits)
+		limitsOf.m[key] = l
+		runtime.AddCleanup(a, func(key weak.Pointer[App]) {
+			limitsOf.Lock()
+			delete(limitsOf.m, key)
+			limitsOf.Unlock()
+		}, key)
 	}
-	return l.(*batchLimits)
+	return l
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/metrics"
+	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -299,15 +301,15 @@ func unavailable(reason string) *toolerr.Error {
 // deadline) is a *Refusal.
 func (a *App) Batch(ctx context.Context, o Origin, principal string, items []executor.Item, start time.Time) (*BatchOutcome, error) {
 	b := executor.Batch{Items: items}
-	if len(items) > a.cfg.Platform.MaxBatchItems {
+	if n := len(items); n < policy.MinBatchItems || n > a.cfg.Platform.MaxBatchItems {
 		return nil, a.batchError(ctx, toolerr.New(toolerr.QueueFull))
 	}
 	if principal != "" {
-		settled, ok := a.batchLimits().take(a.cfg.Platform, principal, len(items))
-		if !ok {
+		limits := a.batchLimits()
+		if !limits.take(a.cfg.Platform, principal, len(items)) {
 			return nil, a.batchError(ctx, toolerr.New(toolerr.QueueFull))
 		}
-		b.Settled = settled
+		b.Settled = func(last bool) { limits.settle(principal, last) }
 	}
 	b.Deadline = time.Now().Add(a.cfg.Executor.BatchRequestTimeout(items))
 	res, err := a.cfg.Executor.Compute(ctx, b)
@@ -388,7 +390,8 @@ func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 	if r.Resources.Memory != nil {
 		peak = r.Resources.Memory.PeakBytes
 	}
-	var ms [7]float64 // the phases in milliseconds, as the metrics take them
+	ms := phaseMillis.Get().(*[7]float64)
+	defer phaseMillis.Put(ms)
 	x := &r.Metrics
 	m.ObserveItem(tool, metrics.ItemPhases{
 		QueueWait: millis(&ms[0], x.QueueWait), Startup: millis(&ms[1], x.Startup), InputValidation: millis(&ms[2], x.InputValidation),
@@ -396,6 +399,12 @@ func (a *App) count(tool string, r *executor.ItemResult, d time.Duration) {
 		Serialization: millis(&ms[5], x.Serialization), Cleanup: millis(&ms[6], x.Cleanup),
 	}, r.Resources.FuelUsed, peak)
 }
+
+// phaseMillis holds the phases count gives the metrics in milliseconds,
+// as metrics.ItemPhases takes them: ObserveItem reads them and keeps no
+// pointer, but its parameters escape, so they are pooled rather than
+// allocated for every item.
+var phaseMillis = sync.Pool{New: func() any { return new([7]float64) }}
 
 // millis sets *to to d in float milliseconds and returns to; nil when d
 // was not observed.
