@@ -67,7 +67,7 @@ func TestBatchLimits(t *testing.T) {
 // Each App has its own limits, the same for all its batches.
 func TestAppBatchLimits(t *testing.T) {
 	a, b := new(App), new(App)
-	if a.batchLimits() != a.batchLimits() || a.batchLimits() == b.batchLimits() {
+	if l := a.batchLimits(); a.batchLimits() != l || b.batchLimits() == l {
 		t.Fatal("an App's batch limits are not its own")
 	}
 }
