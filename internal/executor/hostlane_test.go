@@ -12,7 +12,7 @@ import (
 	"github.com/toolhost/toolhost/internal/executor"
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
-	"github.com/toolhost/toolhost/internal/testmodule"
+	"github.com/toolhost/toolhost/internal/testkit"
 	"github.com/toolhost/toolhost/internal/toolerr"
 )
 
@@ -51,7 +51,7 @@ func TestHostCallLoopsGiveTheirLanesBack(t *testing.T) {
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
 	loadModule := func(name string) hostRunner {
-		m, err := rt.Load(context.Background(), testmodule.WAT(t, name))
+		m, err := rt.Load(context.Background(), testkit.WAT(t, name))
 		if err != nil {
 			t.Fatalf("Load(%s) = %v", name, err)
 		}

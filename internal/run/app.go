@@ -83,6 +83,9 @@ type App struct {
 	ownerKey []byte
 	// uploads bounds the upload forms read at once (body.go).
 	uploads uploadGate
+	// batches keeps the seed-000 per-principal batch limits of the
+	// compute batches (compute.go).
+	batches batchLimits
 }
 
 // New returns an App for cfg.

@@ -7,10 +7,8 @@ package run
 import (
 	"context"
 	"encoding/json"
-	"runtime"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/executor"
@@ -164,34 +162,5 @@ func (l *batchLimits) settle(principal string, last bool) {
 	}
 }
 
-// limitsOf holds each App's batchLimits, keyed weakly so that an App's
-// entry goes with it. It stands in for a field of App, declared in
-// app.go, which this change does not own: there, the field
-// `batches batchLimits` and `return &a.batches` in batchLimits replace it.
-var limitsOf = struct {
-	sync.RWMutex
-	m map[weak.Pointer[App]]*batchLimits
-}{m: make(map[weak.Pointer[App]]*batchLimits)}
-
 // batchLimits returns a's per-principal batch limits.
-func (a *App) batchLimits() *batchLimits {
-	key := weak.Make(a)
-	limitsOf.RLock()
-	l := limitsOf.m[key]
-	limitsOf.RUnlock()
-	if l != nil {
-		return l
-	}
-	limitsOf.Lock()
-	defer limitsOf.Unlock()
-	if l = limitsOf.m[key]; l == nil {
-		l = new(batchLimits)
-		limitsOf.m[key] = l
-		runtime.AddCleanup(a, func(key weak.Pointer[App]) {
-			limitsOf.Lock()
-			delete(limitsOf.m, key)
-			limitsOf.Unlock()
-		}, key)
-	}
-	return l
-}
+func (a *App) batchLimits() *batchLimits { return &a.batches }

@@ -42,7 +42,7 @@ func RunBody(kind string, n int) []byte {
 	case "loop":
 		unit = []byte{0x03, 0x40, 0x0b}
 	default:
-		panic("testmodule: no run body of kind " + kind)
+		panic("testkit: no run body of kind " + kind)
 	}
 	code := []byte{0}
 	if kind == "br_if" {

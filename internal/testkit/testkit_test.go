@@ -13,7 +13,6 @@ import (
 // files only.
 var testSupport = []string{
 	"github.com/toolhost/toolhost/internal/testkit",
-	"github.com/toolhost/toolhost/internal/testmodule", // forwarding, until internal/executor's tests move
 }
 
 // TestTestkitOnlyInTests fails for every package of the module whose

@@ -8,7 +8,7 @@
 //     quarantined (duplicate_code) and the catalogue lists url as an
 //     unavailable summary: the hub shows tool_unavailable.
 //
-// The test builds it for wasip1 with internal/testmodule; it is not a
+// The test builds it for wasip1 with internal/testkit; it is not a
 // bundled tool.
 package main
 
