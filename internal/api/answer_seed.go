@@ -7,7 +7,6 @@
 package api
 
 import (
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/toolhost/toolhost/internal/contracts"

@@ -44,7 +44,7 @@ type Config struct {
 	// Checks are the engines /readyz asks at each probe (the store,
 	// Redis): while one fails, it answers 503 "unavailable" and names it
 	// (ReadyCheck).
-	Checks       []ReadyCheck
+	Checks []ReadyCheck
 	// Version is the server's version, for the OpenAPI document.
 	Version string
 	// MetricsElsewhere keeps /metrics off this handler: the process serves

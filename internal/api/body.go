@@ -58,10 +58,10 @@ type requestBody struct {
 // caller) answers first.
 func (s *Server) newBody(c *gin.Context, shape bodyShape) *requestBody {
 	b := &requestBody{s: s, c: c, shape: shape}
-	switch ct := c.ContentType(); {
-	case ct == "multipart/form-data":
+	switch c.ContentType() {
+	case "multipart/form-data":
 		b.form = true
-	case ct == "application/json" || ct == "":
+	case "application/json", "":
 	default:
 		b.unsupported = true
 	}

@@ -274,7 +274,7 @@ func fingerprintString(s string) bool {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if b := s[i]; !('0' <= b && b <= '9' || 'a' <= b && b <= 'f') {
+		if b := s[i]; (b < '0' || b > '9') && (b < 'a' || b > 'f') {
 			return false
 		}
 	}

@@ -146,7 +146,7 @@ func startHygiene(t *testing.T, trusted ...netip.Prefix) *hygieneRig {
 	r.api = New(Config{
 		Run: app, Metrics: m, Version: "test",
 		Process: catalog.Process{RuntimeID: "hygiene", Pool: ex.Pool},
-		Logger: slog.New(slog.NewJSONHandler(r.logs, nil)),
+		Logger:  slog.New(slog.NewJSONHandler(r.logs, nil)),
 	})
 	srv := httptest.NewServer(r.api.Handler())
 	t.Cleanup(srv.Close)

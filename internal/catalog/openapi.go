@@ -436,7 +436,7 @@ func (b *openAPIBuilder) registryPaths(p *openapi3.Paths) {
 func idempotencyKey() *openapi3.ParameterRef {
 	return &openapi3.ParameterRef{Value: openapi3.NewHeaderParameter("Idempotency-Key").
 		WithDescription("Makes the submission idempotent: the same key from the same caller within 24 hours gives the job the first submission made (answered with Idempotent-Replayed: true), on any replica. 1 to 255 printable ASCII characters.").
-		WithSchema(&openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, MinLength: 1, MaxLength: openapi3.Uint64Ptr(255)})}
+		WithSchema(&openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, MinLength: 1, MaxLength: openapi3.Ptr[uint64](255)})}
 }
 
 func (b *openAPIBuilder) jobPaths(p *openapi3.Paths) {
