@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolhost/toolhost/internal/engines/pdf"
+	"github.com/toolhost/toolhost/internal/testkit"
 )
 
 // serveChild runs `toolhost serve` on tools and data as a child process
@@ -150,6 +153,9 @@ func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
 			status: 404, problem: "tools.tool.not_found"},
 		{name: "invalid input", tool: "ping", params: `{"operation":"ping","x":1}`, cli: "invalid_parameters", compute: "invalid_parameters",
 			status: 422, problem: "tools.run.invalid_input", issues: []string{"additional_properties"}},
+		// Over the platform's 128 KiB of parameters, within the 1 MiB body.
+		{name: "input too large", tool: "ping", params: `{"operation":"ping","pad":"` + strings.Repeat("a", 140_000) + `"}`,
+			cli: "input_limit_exceeded", compute: "input_limit_exceeded", status: 413, problem: "tools.run.payload_too_large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,5 +217,27 @@ func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAnonymousRefusedAlike checks that a tool which needs a signed-in
+// caller (pdf_protect, a job tool) refuses an anonymous one with the same
+// reason on every route that reaches it — its run route, the jobs route
+// and its legacy route — before a byte of the body is read. The command
+// line is not a caller of the guard, and the compute route needs a token.
+func TestAnonymousRefusedAlike(t *testing.T) {
+	testkit.RequireEngines(t, "pdf", pdf.Package().MissingEngines())
+	tools := toolsDir(t, "ping")
+	t.Setenv(dataDirEnv, "")
+	addr := serveChild(t, tools, t.TempDir())
+	for route, body := range map[string]string{
+		"/api/v1/tools/pdf_protect/run": `{"input":{}}`,
+		"/api/v1/jobs":                  `{"type":"pdf","input":{"tool":"protect"}}`,
+		"/api/process":                  `{"tool":"protect"}`,
+	} {
+		status, problem := post(t, "http://"+addr+route, "", body)
+		if status != http.StatusUnauthorized || problem["code"] != "tools.caller.unauthenticated" {
+			t.Errorf("%s: %d %v, want 401 tools.caller.unauthenticated", route, status, problem)
+		}
 	}
 }
