@@ -187,7 +187,7 @@ var extismFuncs = []hostFunc{
 	}},
 	// Tools have no network.
 	{"http_request", []api.ValueType{i64, i64}, []api.ValueType{i64}, func(s *callState, st []uint64) {
-		s.log.Write([]byte("[host] http_request refused: tools have no network\n"))
+		s.log.writeLine("host", []byte("http_request refused: tools have no network"))
 		s.abort(CodeExecutionFailed)
 	}},
 	{"http_status_code", nil, []api.ValueType{i32}, func(s *callState, st []uint64) { st[0] = 0 }},

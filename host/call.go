@@ -279,7 +279,7 @@ func (s *callState) blockBytes(off, n uint64) []byte {
 	}
 	b, ok := s.blocks.slice(off, n)
 	if !ok {
-		s.log.Write([]byte("[host] memory block access out of bounds\n"))
+		s.log.writeLine("host", []byte("memory block access out of bounds"))
 		s.abort(CodeExecutionFailed)
 	}
 	return b
@@ -360,7 +360,7 @@ func (s *callState) setVar(keyOff, valueOff uint64) {
 	if valueOff != 0 {
 		n := uint64(len(key)+len(value)) + varEntryBytes
 		if s.varBytes+n >= maxVarBytes {
-			s.log.Write([]byte("[host] var_set refused: the variable store is full\n"))
+			s.log.writeLine("host", []byte("var_set refused: the variable store is full"))
 			s.abort(CodeExecutionFailed)
 		}
 		if s.usedBytes()+n > s.limits.MemoryBytes {

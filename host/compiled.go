@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -88,8 +89,7 @@ func (r *Runtime) compileIn(ctx context.Context, rt wazero.Runtime, interpreted 
 		return err
 	}
 	if s.err != nil {
-		release(ctx)
-		return nil, nil, s.err
+		return nil, nil, errors.Join(s.err, release(ctx))
 	}
 	return s.compiled, release, nil
 }

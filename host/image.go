@@ -161,7 +161,7 @@ func (img *memoryImage) close() {
 		}
 		img.fileOnce.Do(func() {}) // no file is made after close
 		if img.file != nil {
-			img.file.close()
+			img.file.close() //nolint:errcheck // a memfd: close frees the descriptor even when it reports an error, and the mappings stay valid
 		}
 	})
 }
@@ -207,7 +207,7 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling the template: %w", errNotImaged, err)
 	}
-	defer releaseTemplate(context.Background())
+	defer releaseTemplate(context.Background()) //nolint:errcheck // the template is thrown away: a failed release of its code loses nothing the image needs
 	if def, ok := compiled.ExportedFunctions()["_initialize"]; ok && (len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0) {
 		return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
 	}
@@ -225,7 +225,7 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	if err != nil {
 		return nil, s.initFailure("instantiating the template", err)
 	}
-	defer inst.Close(context.Background())
+	defer inst.Close(context.Background()) //nolint:errcheck // the template opens no files (its streams write to its log): closing it frees memory only
 	fuel, _ := inst.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	if fuel == nil {
 		return nil, fmt.Errorf("%w: no fuel global", errNotImaged)
@@ -270,9 +270,10 @@ func (r *Runtime) preinitialise(ctx context.Context, wasm, rewritten []byte, opt
 	img.MemoryPages = size >> 16
 	c := &cachedImage{image: *img, contents: append([]byte(nil), contents...)}
 	// The template is done with: its interpreted code (≈ 30 bytes per
-	// byte of a Go guest) goes before the imaged module is compiled.
-	inst.Close(context.Background())
-	releaseTemplate(context.Background())
+	// byte of a Go guest) goes before the imaged module is compiled. As
+	// for the defers (a no-op after these), a failure loses nothing.
+	inst.Close(context.Background())      //nolint:errcheck // see above
+	releaseTemplate(context.Background()) //nolint:errcheck // see above
 	p, err := r.compileImage(ctx, wasm, opts, c, build)
 	if err == nil {
 		writeCachedImage(cachePath, c)

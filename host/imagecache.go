@@ -84,11 +84,11 @@ func readCachedImage(path string) (*cachedImage, bool) {
 	}
 	c, err := decodeCachedImage(b)
 	if err != nil {
-		os.Remove(path) // written again by the template's load
+		os.Remove(path) //nolint:errcheck // best effort: the entry is ignored either way and written again by the template's load
 		return nil, false
 	}
 	now := time.Now()
-	os.Chtimes(path, now, now) // the entry was used; an error only ages it
+	os.Chtimes(path, now, now) //nolint:errcheck // the entry was used; an error only ages it
 	return c, true
 }
 
@@ -107,7 +107,7 @@ func writeCachedImage(path string, c *cachedImage) {
 	}
 	_, werr := tmp.Write(encodeCachedImage(c))
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
+		os.Remove(tmp.Name()) //nolint:errcheck // best effort: the cache only saves time
 	}
 }
 

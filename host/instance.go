@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -55,15 +56,13 @@ func (m *Module) instantiate(ctx context.Context, s *callState, t *tier, pooled 
 	inst.fuel, _ = mod.ExportedGlobal(instrument.FuelGlobal).(api.MutableGlobal)
 	inst.floor, _ = mod.ExportedGlobal(instrument.FloorGlobal).(api.MutableGlobal)
 	if inst.fuel == nil || inst.floor == nil {
-		mod.Close(context.Background())
-		return nil, fmt.Errorf("instrumented module lacks its fuel and floor globals")
+		return nil, errors.Join(errors.New("instrumented module lacks its fuel and floor globals"), mod.Close(context.Background()))
 	}
 	if pooled {
 		for _, name := range m.mutableGlobals {
 			g, ok := mod.ExportedGlobal(name).(api.MutableGlobal)
 			if !ok {
-				mod.Close(context.Background())
-				return nil, fmt.Errorf("mutable global %s is not exported", name)
+				return nil, errors.Join(fmt.Errorf("mutable global %s is not exported", name), mod.Close(context.Background()))
 			}
 			inst.globals = append(inst.globals, savedGlobal{g, g.Get()})
 		}
@@ -119,7 +118,11 @@ func (inst *instance) reset() bool {
 	return true
 }
 
-func (inst *instance) close() { inst.mod.Close(context.Background()) }
+// close closes the instance. An instance opens no files (its standard
+// streams write to the call's log), so closing it frees memory only.
+func (inst *instance) close() {
+	inst.mod.Close(context.Background()) //nolint:errcheck // see above: nothing to lose
+}
 
 // The host side of WASI a call sees: a clock and a random source of its
 // own, as wazero's defaults (which live as long as the instance) would be

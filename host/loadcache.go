@@ -60,7 +60,7 @@ var buildID = sync.OnceValue(func() string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only file: nothing to lose
 	s := f.Section(".note.go.buildid")
 	if s == nil {
 		return ""
@@ -103,17 +103,17 @@ func (r *Runtime) readLoadEntry(path string) (*loadEntry, *cachedImage, bool) {
 	// JSON, a newline and the hex SHA-256 of the JSON.
 	i := bytes.LastIndexByte(b, '\n')
 	if i < 0 {
-		os.Remove(path)
+		os.Remove(path) //nolint:errcheck // best effort: a bad entry is ignored either way
 		return nil, nil, false
 	}
 	sum := sha256.Sum256(b[:i])
 	var e loadEntry
 	if string(b[i+1:]) != hex.EncodeToString(sum[:]) || json.Unmarshal(b[:i], &e) != nil || len(e.Image) != 2*sha256.Size {
-		os.Remove(path)
+		os.Remove(path) //nolint:errcheck // best effort: a bad entry is ignored either way
 		return nil, nil, false
 	}
 	if _, err := hex.DecodeString(e.Image); err != nil {
-		os.Remove(path)
+		os.Remove(path) //nolint:errcheck // best effort: a bad entry is ignored either way
 		return nil, nil, false
 	}
 	c, ok := readCachedImage(filepath.Join(r.cfg.CacheDir, imageCacheDir, e.Image+".img"))
@@ -121,7 +121,7 @@ func (r *Runtime) readLoadEntry(path string) (*loadEntry, *cachedImage, bool) {
 		return nil, nil, false
 	}
 	now := time.Now()
-	os.Chtimes(path, now, now) // used; an error only ages it
+	os.Chtimes(path, now, now) //nolint:errcheck // used; an error only ages it
 	return &e, c, true
 }
 
@@ -142,6 +142,6 @@ func writeLoadEntry(path string, e loadEntry) {
 	sum := sha256.Sum256(b)
 	_, werr := tmp.Write(append(append(b, '\n'), hex.EncodeToString(sum[:])...))
 	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
+		os.Remove(tmp.Name()) //nolint:errcheck // best effort: the cache only saves time
 	}
 }

@@ -37,16 +37,14 @@ func newImageFile(b []byte) (*imageFile, error) {
 	for off := 0; off < len(b); {
 		n, err := unix.Pwrite(fd, b[off:], int64(off))
 		if err != nil {
-			f.close()
-			return nil, fmt.Errorf("writing the image's memfd: %w", err)
+			return nil, errors.Join(fmt.Errorf("writing the image's memfd: %w", err), f.close())
 		}
 		off += n
 	}
 	// Sealed, the file cannot be written, grown or shrunk by anyone: a
 	// mapping cannot then fault past its end (SIGBUS) or see other bytes.
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE|unix.F_SEAL_SEAL); err != nil {
-		f.close()
-		return nil, fmt.Errorf("sealing the image's memfd: %w", err)
+		return nil, errors.Join(fmt.Errorf("sealing the image's memfd: %w", err), f.close())
 	}
 	return f, nil
 }

@@ -153,7 +153,7 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 			return nil, fmt.Errorf("%w: compiling: %w", ErrModule, err)
 		case warm:
 			// The cached entries led nowhere: load as if cold.
-			os.Remove(loadPath)
+			os.Remove(loadPath) //nolint:errcheck // best effort: the cold load writes the entry again
 			return r.load(ctx, wasm, false)
 		case errors.Is(err, ErrInitBudget): // its initialiser would not end in any call either
 			return nil, fmt.Errorf("%w: %w", ErrModule, err)
@@ -166,7 +166,7 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 	if m.cur == nil && warm {
 		// An entry is only written for an imaged module: one that is
 		// not imaged now was loaded another way; instrument it.
-		os.Remove(loadPath)
+		os.Remove(loadPath) //nolint:errcheck // best effort: the entry is not read again this load
 		return r.load(ctx, wasm, false)
 	}
 	if m.cur == nil {
@@ -178,8 +178,7 @@ func (r *Runtime) load(ctx context.Context, wasm []byte, cached bool) (*Module, 
 		m.cur = t
 		if def, ok := t.compiled.ExportedFunctions()["_initialize"]; ok {
 			if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) != 0 {
-				t.release(ctx)
-				return nil, fmt.Errorf("%w: _initialize must take and return nothing", ErrExport)
+				return nil, errors.Join(fmt.Errorf("%w: _initialize must take and return nothing", ErrExport), t.release(ctx))
 			}
 			m.initialize = true
 		}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -118,17 +119,14 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := wazero.NewRuntimeWithConfig(ctx, rc)
 	rt := &Runtime{cfg: cfg, switches: switches.From(ctx), wazero: r, allowed: hostFuncSignatures(), logLevel: extismLevel(cfg.LogLevel)}
 	if err := instantiateHostModule(ctx, r, ExtismModule, extismFuncs); err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("instantiating %s: %w", ExtismModule, err)
+		return nil, errors.Join(fmt.Errorf("instantiating %s: %w", ExtismModule, err), r.Close(ctx))
 	}
 	if err := instantiateHostModule(ctx, r, ToolhostModule, toolhostFuncs); err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("instantiating %s: %w", ToolhostModule, err)
+		return nil, errors.Join(fmt.Errorf("instantiating %s: %w", ToolhostModule, err), r.Close(ctx))
 	}
 	wasi, err := instantiateWASI(ctx, r)
 	if err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("instantiating WASI: %w", err)
+		return nil, errors.Join(fmt.Errorf("instantiating WASI: %w", err), r.Close(ctx))
 	}
 	rt.allowed[WASIModule] = wasi
 	return rt, nil
@@ -148,10 +146,11 @@ func (r *Runtime) Close(ctx context.Context) error {
 	}
 	r.images = nil
 	r.templatesOnce.Do(func() {}) // none is made after Close
+	var err error
 	if r.templates != nil {
-		r.templates.Close(ctx)
+		err = r.templates.Close(ctx)
 	}
-	return r.wazero.Close(ctx)
+	return errors.Join(err, r.wazero.Close(ctx))
 }
 
 // templateRuntime returns the runtime that a module's pre-initialisation
@@ -175,14 +174,12 @@ func (r *Runtime) templateRuntime(ctx context.Context) (wazero.Runtime, error) {
 			funcs []hostFunc
 		}{{ExtismModule, extismFuncs}, {ToolhostModule, toolhostFuncs}} {
 			if err := instantiateHostModule(ctx, t, m.name, m.funcs); err != nil {
-				t.Close(ctx)
-				r.templatesErr = fmt.Errorf("instantiating %s for templates: %w", m.name, err)
+				r.templatesErr = errors.Join(fmt.Errorf("instantiating %s for templates: %w", m.name, err), t.Close(ctx))
 				return
 			}
 		}
 		if _, err := instantiateWASI(ctx, t); err != nil {
-			t.Close(ctx)
-			r.templatesErr = fmt.Errorf("instantiating WASI for templates: %w", err)
+			r.templatesErr = errors.Join(fmt.Errorf("instantiating WASI for templates: %w", err), t.Close(ctx))
 			return
 		}
 		r.templates = t

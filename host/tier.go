@@ -124,8 +124,7 @@ func (m *Module) Optimise(ctx context.Context) error {
 		return fmt.Errorf("%w: compiling: %w", ErrModule, err)
 	}
 	if err := ctx.Err(); err != nil {
-		release(context.Background())
-		return fmt.Errorf("compiling the optimised tier: %w", err)
+		return errors.Join(fmt.Errorf("compiling the optimised tier: %w", err), release(context.Background()))
 	}
 	m.rt.markCompiled(final, m.info)
 	t := &tier{name: TierCompiled, rt: m.rt.wazero, compiled: compiled, release: release}
@@ -135,8 +134,7 @@ func (m *Module) Optimise(ctx context.Context) error {
 	m.tierMu.Lock()
 	if m.closed {
 		m.tierMu.Unlock()
-		t.close(context.Background())
-		return ErrClosed
+		return errors.Join(ErrClosed, t.close(context.Background()))
 	}
 	old := m.cur
 	m.cur, m.final = t, nil
@@ -150,7 +148,7 @@ func (m *Module) Optimise(ctx context.Context) error {
 		old.pool.close()
 	}
 	if idle {
-		old.close(context.Background())
+		old.close(context.Background()) //nolint:errcheck // the swap is done: the old tier's release frees memory only, and Optimise succeeded
 	}
 	return nil
 }
@@ -171,7 +169,7 @@ func (m *Module) dropTier(t *tier) {
 	last := t.retired && t.refs == 0
 	m.tierMu.Unlock()
 	if last {
-		t.close(context.Background())
+		t.close(context.Background()) //nolint:errcheck // the retired tier's release frees memory only, and the call that ended has nowhere to report it
 	}
 }
 

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -129,8 +130,7 @@ func instantiateWASI(ctx context.Context, r wazero.Runtime) (map[string]signatur
 		def := defs[name]
 		fn, ok := def.GoFunction().(api.GoModuleFunction)
 		if !ok {
-			compiled.Close(ctx)
-			return nil, fmt.Errorf("WASI function %s is not a Go module function (%T)", name, def.GoFunction())
+			return nil, errors.Join(fmt.Errorf("WASI function %s is not a Go module function (%T)", name, def.GoFunction()), compiled.Close(ctx))
 		}
 		cost := wasiCostOf(name, def.ParamNames())
 		stateless := wasiStateless[name]
