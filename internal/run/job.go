@@ -52,7 +52,7 @@ func JobRunnable(svc *registry.Service, o Origin) error {
 	if !svc.Available() {
 		return serviceUnavailable(svc)
 	}
-	if !svc.Platform().Anonymous && o.Caller.Tier == guard.Anonymous {
+	if !svc.Platform().Anonymous && o.Anonymous() {
 		return refuse(Unauthenticated, "This tool needs a signed-in caller.")
 	}
 	return nil

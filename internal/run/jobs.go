@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/toolhost/toolhost/internal/contracts"
-	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/jobs"
 	"github.com/toolhost/toolhost/internal/store"
 	"github.com/toolhost/toolhost/internal/toolerr"
@@ -294,6 +293,3 @@ func jobRefusal(err error) error {
 	}
 	return err
 }
-
-// isAnonymous reports whether o's caller is anonymous.
-func isAnonymous(o Origin) bool { return o.Caller.Tier == guard.Anonymous }

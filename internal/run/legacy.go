@@ -96,7 +96,7 @@ func (a *App) Legacy(ctx context.Context, c LegacyCall) (*LegacyAnswer, error) {
 	}
 	// Before the body is read: a caller no tool of the route takes is
 	// refused at once, whatever tool the body would name.
-	if isAnonymous(c.Origin) && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.svc.Platform().Anonymous }) {
+	if c.Origin.Anonymous() && !slices.ContainsFunc(matches, func(m legacyMatch) bool { return m.svc.Platform().Anonymous }) {
 		a.RecordUnauthenticated(ctx, c.Origin, matches[0].svc.Code())
 		return nil, refuse(Unauthenticated, "The tools of this route need a signed-in caller.")
 	}

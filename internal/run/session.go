@@ -31,7 +31,7 @@ const SessionsPerAddress = 5
 // presented p, and returns the cookie value, its expiry and the request's
 // origin as that session. It is safe for concurrent use.
 func (a *App) IssueSession(ctx context.Context, p guard.Presented, o Origin) (string, time.Time, Origin, error) {
-	if a.cfg.Sessions == nil || a.cfg.Credentials == nil || o.Caller.Tier != guard.Anonymous {
+	if a.cfg.Sessions == nil || a.cfg.Credentials == nil || !o.Anonymous() {
 		return "", time.Time{}, o, ErrNoSession
 	}
 	allow := guard.Allowance{Burst: SessionsPerAddress, PerMinute: 1}

@@ -106,7 +106,7 @@ func (a *App) SubmitJob(ctx context.Context, sub Submission) (*JobAnswer, error)
 // o as it is (not a browser's request, not anonymous, or its address has
 // had its sessions for now).
 func (a *App) browserSession(ctx context.Context, o Origin, b *Browser) Origin {
-	if b == nil || !isAnonymous(o) {
+	if b == nil || !o.Anonymous() {
 		return o
 	}
 	value, expires, no, err := a.IssueSession(ctx, b.Presented, o)
