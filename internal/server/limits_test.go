@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/engines/pdf"
+	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/server"
 )
 
@@ -398,6 +399,13 @@ func jobDirs(t *testing.T, data string) []string {
 func TestFormGate(t *testing.T) {
 	r := startConfigured(t, nil, true, func(c *server.Config) {
 		c.Jobs = server.JobsConfig{PollInterval: 50 * time.Millisecond}
+		// The first form holds its slot for its grace period (the
+		// ingress budget): long enough that the second reaches the gate
+		// meanwhile on a loaded machine (a full make test on two cores
+		// took more than the default 2 s once).
+		c.Platform = policy.DefaultPlatform()
+		c.Platform.IngressTimeoutMS += 4_000
+		c.Platform.RequestTimeoutMS += 4_000 // which bounds the ingress with the rest
 	})
 	addr := strings.TrimPrefix(r.url, "http://")
 	conn, err := net.Dial("tcp", addr)
