@@ -107,7 +107,9 @@ func issueCodes(doc map[string]any) []string {
 // legacy routes reach the same use cases (run.App.SubmitJob, Legacy) and
 // their refusals are checked in internal/server.
 func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
-	tools := toolsDir(t, "ping")
+	// describe_lies.wasm declares the tool "open" with a schema outside
+	// the profile: its code is quarantined (definition_invalid).
+	tools := toolsDir(t, "ping", "describe_lies")
 	data := t.TempDir()
 	t.Setenv(dataDirEnv, "")
 	token := newToken(t, "--user", "alice", "--data-dir", data)
@@ -149,6 +151,8 @@ func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
 	}{
 		{name: "page only", tool: "yt", params: `{"operation":"open"}`, cli: "tool_unavailable", compute: "tool_unavailable",
 			status: 404, problem: "tools.tool.not_runnable", issues: []string{"page_only"}},
+		{name: "quarantined", tool: "open", params: `{"operation":"open"}`, cli: "tool_unavailable", compute: "tool_unavailable",
+			status: 503, problem: "tools.tool.unavailable", issues: []string{"definition_invalid"}},
 		{name: "no such tool", tool: "nope", params: `{"operation":"x"}`, cli: "unknown_tool", compute: "unknown_tool",
 			status: 404, problem: "tools.tool.not_found"},
 		{name: "invalid input", tool: "ping", params: `{"operation":"ping","x":1}`, cli: "invalid_parameters", compute: "invalid_parameters",
