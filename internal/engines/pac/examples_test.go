@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolhost/toolhost/internal/native"
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
@@ -43,7 +44,7 @@ func TestExamples(t *testing.T) {
 			if out.Solver != nil {
 				out.Solver.TimeMS = 0
 			}
-			res, err := encode(out)
+			res, err := native.EncodeResult(out, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,7 +19,6 @@ package pac
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/toolhost/toolhost/guest"
@@ -161,16 +160,6 @@ func Compute(ctx *native.Context, call native.Call) ([]byte, error) {
 	if err := ctx.Checkpoint(); err != nil {
 		return nil, err
 	}
-	return encode(out)
-}
-
-// encode encodes a result. Slices are never nil, so none is written null.
-func encode(out Output) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, fmt.Errorf("encoding the result: %w", err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	// Slices are never nil, so none is written null.
+	return native.EncodeResult(out, 0)
 }
