@@ -22,6 +22,7 @@ import (
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/testkit"
+	"github.com/toolhost/toolhost/internal/testkit/contractstest"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wasmtool"
@@ -103,7 +104,7 @@ func checkTool(t *testing.T, d contracts.Tool) {
 	if err := contracts.Validate(contracts.ToolV1, d); err != nil {
 		t.Errorf("%s: tools.tool@1: %v", d.ID, err)
 	}
-	if fs := contracts.CheckDescriptor(d); len(fs) > 0 {
+	if fs := contractstest.CheckDescriptor(d); len(fs) > 0 {
 		t.Errorf("%s: checkDescriptor: %v", d.ID, fs)
 	}
 }
@@ -116,7 +117,7 @@ func checkList(t *testing.T, s *registry.Snapshot) contracts.ToolList {
 	if err := contracts.Validate(contracts.ToolListV1, l); err != nil {
 		t.Errorf("tools.tool-list@1: %v", err)
 	}
-	if fs := contracts.CheckList(l); len(fs) > 0 {
+	if fs := contractstest.CheckList(l); len(fs) > 0 {
 		t.Errorf("checkList: %v", fs)
 	}
 	if l.Count != len(s.Services()) {

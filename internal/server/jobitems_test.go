@@ -19,6 +19,7 @@ import (
 	"github.com/toolhost/toolhost/internal/guard"
 	"github.com/toolhost/toolhost/internal/schema"
 	"github.com/toolhost/toolhost/internal/server"
+	"github.com/toolhost/toolhost/internal/testkit/contractstest"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wire"
 )
@@ -132,7 +133,7 @@ func TestRunFilesHaveOwner(t *testing.T) {
 	for _, f := range job.Files {
 		jobFiles = append(jobFiles, contracts.File{Name: f.Name, Owner: f.Owner, Expires: f.Expires})
 	}
-	if f := contracts.CheckRun(run, jobFiles); len(f) != 0 {
+	if f := contractstest.CheckRun(run, jobFiles); len(f) != 0 {
 		t.Errorf("CheckRun: %v", f)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/supervisor"
 	"github.com/toolhost/toolhost/internal/testkit"
+	"github.com/toolhost/toolhost/internal/testkit/contractstest"
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
@@ -285,7 +286,7 @@ func TestJobTools(t *testing.T) {
 		for _, f := range job.Files {
 			jobFiles = append(jobFiles, contracts.File{Name: f.Name, Owner: f.Owner, Expires: f.Expires})
 		}
-		if f := contracts.CheckRun(run, jobFiles); len(f) != 0 || run.Status != contracts.RunSucceeded {
+		if f := contractstest.CheckRun(run, jobFiles); len(f) != 0 || run.Status != contracts.RunSucceeded {
 			t.Errorf("run %s: %v", body, f)
 		}
 	}

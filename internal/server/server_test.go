@@ -26,6 +26,7 @@ import (
 	"github.com/toolhost/toolhost/internal/server"
 	"github.com/toolhost/toolhost/internal/supervisor"
 	"github.com/toolhost/toolhost/internal/testkit"
+	"github.com/toolhost/toolhost/internal/testkit/contractstest"
 	"github.com/toolhost/toolhost/internal/wire"
 )
 
@@ -837,7 +838,7 @@ func TestToolsPlatformRoutes(t *testing.T) {
 	}
 	var typed contracts.ToolList
 	remarshal(t, list, &typed)
-	if f := contracts.CheckList(typed); len(f) != 0 {
+	if f := contractstest.CheckList(typed); len(f) != 0 {
 		t.Errorf("checkList: %+v", f)
 	}
 	if typed.Count == 0 || typed.Count != len(typed.Tools) {
@@ -850,7 +851,7 @@ func TestToolsPlatformRoutes(t *testing.T) {
 		}
 		var tool contracts.Tool
 		remarshal(t, doc, &tool)
-		if f := contracts.CheckDescriptor(tool); len(f) != 0 {
+		if f := contractstest.CheckDescriptor(tool); len(f) != 0 {
 			t.Errorf("%s: checkDescriptor: %+v", lt.ID, f)
 		}
 		// The list's $ref points at the schema route, whose $defs hold

@@ -8,7 +8,7 @@ import (
 // Finding is one broken rule: a stable code, the JSON pointer of the
 // offending member in the checked document, and the rule in words. The
 // findings of [CheckPlatform] point into the tools.tool@1 descriptor the
-// platform projects to, so that contracts.CheckDescriptor reports them as
+// platform projects to, so that contractstest.CheckDescriptor reports them as
 // they are.
 type Finding struct {
 	Code   string `json:"code"`
@@ -107,7 +107,7 @@ func IsProbe(capability, quotaClass string) bool {
 //   - status unavailable has a status reason, and only it.
 //
 // routed is p.API for a decoded platform, whose run route exists exactly
-// in the API. contracts.CheckDescriptor passes whether the descriptor has
+// in the API. contractstest.CheckDescriptor passes whether the descriptor has
 // a run, which a broken descriptor may have without api (it reports that
 // itself, with the rules on the route's own shape).
 func CheckPlatform(p Platform, routed bool) []Finding {

@@ -23,6 +23,7 @@ import (
 	"github.com/toolhost/toolhost/internal/policy"
 	"github.com/toolhost/toolhost/internal/registry"
 	"github.com/toolhost/toolhost/internal/schema"
+	"github.com/toolhost/toolhost/internal/testkit/contractstest"
 	"github.com/toolhost/toolhost/internal/tooldef"
 	"github.com/toolhost/toolhost/internal/toolerr"
 	"github.com/toolhost/toolhost/internal/wire"
@@ -133,10 +134,10 @@ func TestDeclaration(t *testing.T) {
 			if err := contracts.Validate(contracts.ToolV1, desc); err != nil {
 				t.Errorf("tools.tool@1: %v", err)
 			}
-			if fs := contracts.CheckDescriptor(desc); len(fs) > 0 {
+			if fs := contractstest.CheckDescriptor(desc); len(fs) > 0 {
 				t.Errorf("checkDescriptor: %v", fs)
 			}
-			if !contracts.IsProbe(&desc) || desc.Auth.Anonymous || !desc.Egress || desc.Limits.PerTargetPerMinute != netprobe.PerTargetPerMinute {
+			if !contractstest.IsProbe(&desc) || desc.Auth.Anonymous || !desc.Egress || desc.Limits.PerTargetPerMinute != netprobe.PerTargetPerMinute {
 				t.Errorf("descriptor %+v", desc)
 			}
 			// The engine window can be claimed with time to spare.

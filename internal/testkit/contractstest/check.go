@@ -1,10 +1,14 @@
-package contracts
+// Package contractstest checks documents against the rules of ADR-027's
+// acceptance tests beyond their schemas (a descriptor, the tool list, a
+// run): test support, imported by _test.go files only.
+package contractstest
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 
+	"github.com/toolhost/toolhost/internal/contracts"
 	"github.com/toolhost/toolhost/internal/tooldef"
 )
 
@@ -76,10 +80,10 @@ func TierWord(class string) string { return tooldef.TierWord(class) }
 
 // IsProbe reports whether t is a network probe: it needs tools.net.probe
 // or counts against tools-probe.
-func IsProbe(t *Tool) bool { return tooldef.IsProbe(capability(t), t.QuotaClass) }
+func IsProbe(t *contracts.Tool) bool { return tooldef.IsProbe(capability(t), t.QuotaClass) }
 
 // capability is the capability t needs, "" for none.
-func capability(t *Tool) string {
+func capability(t *contracts.Tool) string {
 	if t.Auth.Capability == nil {
 		return ""
 	}
@@ -108,7 +112,7 @@ func capability(t *Tool) string {
 //     lists hosts says egress true;
 //   - the quota class carries no tier word ([TierWords]); cost is at least 1;
 //   - status unavailable has a statusReason, and only it.
-func CheckDescriptor(t Tool) []Finding {
+func CheckDescriptor(t contracts.Tool) []Finding {
 	var fs []Finding
 	add := func(code, path, detail string) { fs = append(fs, Finding{Code: code, Path: path, Detail: detail}) }
 
@@ -122,7 +126,7 @@ func CheckDescriptor(t Tool) []Finding {
 		add(FindingInputMissing, "/input", "a tool in the API has an input schema")
 	}
 	if r := t.Run; r != nil {
-		if r.Endpoint != RunEndpoint(t.ID) {
+		if r.Endpoint != contracts.RunEndpoint(t.ID) {
 			add(FindingRunEndpoint, "/run/endpoint", "the run endpoint is the tool's own path, /api/v1/tools/{id}/run")
 		}
 		if r.Method != "POST" {
@@ -133,7 +137,7 @@ func CheckDescriptor(t Tool) []Finding {
 }
 
 // platform is the tool model's platform as descriptor t shows it.
-func platform(t *Tool) tooldef.Platform {
+func platform(t *contracts.Tool) tooldef.Platform {
 	p := tooldef.Platform{
 		Status:             t.Status,
 		StatusReason:       t.StatusReason,
@@ -156,14 +160,14 @@ func platform(t *Tool) tooldef.Platform {
 }
 
 // isSchema reports whether v is a JSON Schema object that says something:
-// a non-empty object (a Ref counts).
+// a non-empty object (a contracts.Ref counts).
 func isSchema(v any) bool {
 	switch s := v.(type) {
 	case map[string]any:
 		return len(s) > 0
-	case Ref:
+	case contracts.Ref:
 		return s.Ref != ""
-	case *Ref:
+	case *contracts.Ref:
 		return s != nil && s.Ref != ""
 	}
 	return false
@@ -173,9 +177,9 @@ func isSchema(v any) bool {
 // only a reference.
 func refOf(v any) (string, bool) {
 	switch s := v.(type) {
-	case Ref:
+	case contracts.Ref:
 		return s.Ref, true
-	case *Ref:
+	case *contracts.Ref:
 		if s != nil {
 			return s.Ref, true
 		}
@@ -191,7 +195,7 @@ func refOf(v any) (string, bool) {
 // number of tools, hosts the sorted union of the tools' hosts, each schema
 // the $ref to the tool's own schema document, and no legacy route claimed
 // by two tools. Findings come in a fixed order; none is nil.
-func CheckList(l ToolList) []Finding {
+func CheckList(l contracts.ToolList) []Finding {
 	var fs []Finding
 	add := func(code, path, detail string) { fs = append(fs, Finding{Code: code, Path: path, Detail: detail}) }
 	seen := map[string]bool{}
@@ -209,11 +213,11 @@ func CheckList(l ToolList) []Finding {
 			add(FindingListUnsorted, at+"/id", "tools are sorted by id")
 		}
 		seen[t.ID] = true
-		if r, ok := refOf(t.Input); !ok || r != SchemaRef(t.ID, SchemaInput).Ref {
-			add(FindingListSchemaRef, at+"/input", "a listed input is the $ref "+SchemaRef(t.ID, SchemaInput).Ref)
+		if r, ok := refOf(t.Input); !ok || r != contracts.SchemaRef(t.ID, contracts.SchemaInput).Ref {
+			add(FindingListSchemaRef, at+"/input", "a listed input is the $ref "+contracts.SchemaRef(t.ID, contracts.SchemaInput).Ref)
 		}
-		if r, ok := refOf(t.Output.Schema); !ok || r != SchemaRef(t.ID, SchemaOutput).Ref {
-			add(FindingListSchemaRef, at+"/output/schema", "a listed output is the $ref "+SchemaRef(t.ID, SchemaOutput).Ref)
+		if r, ok := refOf(t.Output.Schema); !ok || r != contracts.SchemaRef(t.ID, contracts.SchemaOutput).Ref {
+			add(FindingListSchemaRef, at+"/output/schema", "a listed output is the $ref "+contracts.SchemaRef(t.ID, contracts.SchemaOutput).Ref)
 		}
 		if t.Run != nil {
 			for j, lr := range t.Run.Legacy {
@@ -248,13 +252,13 @@ func CheckList(l ToolList) []Finding {
 // jobs API shows them (nil when r names none) — compared by name, owner
 // and expiry, in any order (a signed download URL may be signed anew for each
 // answer).
-func CheckRun(r Run, jobFiles []File) []Finding {
+func CheckRun(r contracts.Run, jobFiles []contracts.File) []Finding {
 	var fs []Finding
 	if len(r.Files) > 0 && r.Job == nil {
 		fs = append(fs, Finding{Code: FindingRunFilesWithoutJob, Path: "/files", Detail: "file output through the API comes from a job"})
 	}
 	if r.Job != nil && r.Status.Finished() {
-		key := func(f File) string { return f.Name + "\x00" + f.Owner + "\x00" + f.Expires }
+		key := func(f contracts.File) string { return f.Name + "\x00" + f.Owner + "\x00" + f.Expires }
 		got := make([]string, len(r.Files))
 		for i, f := range r.Files {
 			got[i] = key(f)
