@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,13 +18,14 @@ import (
 	"github.com/toolhost/toolhost/internal/testkit"
 )
 
-// serveChild runs `toolhost serve` on tools and data as a child process
-// and returns its address once it is ready; the test's end stops it.
-func serveChild(t *testing.T, tools, data string) string {
+// serveChild runs `toolhost serve` on tools and data (with flags) as a
+// child process and returns its address once it is ready; the test's end
+// stops it.
+func serveChild(t *testing.T, tools, data string, flags ...string) string {
 	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "serve", "--addr", addr, "--tools-dir", tools,
-		"--data-dir", data, "--cache-dir", t.TempDir(), "--log-format", "json")
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", addr, "--tools-dir", tools,
+		"--data-dir", data, "--cache-dir", t.TempDir(), "--log-format", "json"}, flags...)...)
 	cmd.Env = append(os.Environ(), "TOOLHOST_TEST_AS_MAIN=1")
 	var logs bytes.Buffer
 	stderr, err := cmd.StderrPipe()
@@ -87,6 +89,31 @@ func post(t *testing.T, url, token, body string) (int, map[string]any) {
 	return resp.StatusCode, doc
 }
 
+// catalogPins are the catalogue's descriptors by tool code, read with
+// token: their pins make compute items that run.
+func catalogPins(t *testing.T, base, token string) map[string]map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1/tools/catalog", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var catalog struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&catalog); err != nil {
+		t.Fatal(err)
+	}
+	pins := map[string]map[string]any{}
+	for _, d := range catalog.Items {
+		code, _ := d["tool_code"].(string)
+		pins[code] = d
+	}
+	return pins
+}
+
 // issueCodes are the codes of a document's issues, sorted.
 func issueCodes(doc map[string]any) []string {
 	var codes []string
@@ -116,27 +143,9 @@ func TestRefusalsAgreeAcrossSurfaces(t *testing.T) {
 	addr := serveChild(t, tools, data)
 
 	// The live pins of ping, for its compute items.
-	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/tools/catalog", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var catalog struct {
-		Items []map[string]any `json:"items"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&catalog)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pins := map[string]map[string]any{}
-	for _, d := range catalog.Items {
-		code, _ := d["tool_code"].(string)
-		pins[code] = d
-	}
+	pins := catalogPins(t, "http://"+addr, token)
 	if pins["ping"] == nil {
-		t.Fatalf("the catalogue lacks ping: %v", catalog.Items)
+		t.Fatal("the catalogue lacks ping")
 	}
 
 	tests := []struct {
@@ -242,6 +251,62 @@ func TestAnonymousRefusedAlike(t *testing.T) {
 		status, problem := post(t, "http://"+addr+route, "", body)
 		if status != http.StatusUnauthorized || problem["code"] != "tools.caller.unauthenticated" {
 			t.Errorf("%s: %d %v, want 401 tools.caller.unauthenticated", route, status, problem)
+		}
+	}
+}
+
+// TestGuardRefusalsAlike checks that the guard's refusals of one caller
+// give the same reason on every route that reaches the tool: a spent
+// tools-run allowance on the run route and the compute route (one bucket
+// for both), and a job tool whose cost exceeds the tools-job allowance on
+// its run route, the jobs route and its legacy route.
+func TestGuardRefusalsAlike(t *testing.T) {
+	testkit.RequireEngines(t, "pdf", pdf.Package().MissingEngines())
+	tools := toolsDir(t, "ping")
+	data := t.TempDir()
+	t.Setenv(dataDirEnv, "")
+	token := newToken(t, "--user", "alice", "--data-dir", data)
+	quotas := filepath.Join(t.TempDir(), "quotas.json")
+	cells := func(user string) string {
+		return `{"anonymous": {"burst": 5, "per_minute": 1}, "session": {"burst": 5, "per_minute": 1}, "user": ` + user +
+			`, "app": {"burst": 5, "per_minute": 1}, "sandbox": {"burst": 5, "per_minute": 1}}`
+	}
+	table := `{"classes": {"tools-run": ` + cells(`{"burst": 1, "per_minute": 1}`) +
+		`, "tools-job": ` + cells(`{"burst": 1, "per_minute": 1}`) + `}}`
+	if err := os.WriteFile(quotas, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := serveChild(t, tools, data, "--guard", "enforce", "--quota-table", quotas)
+	base := "http://" + addr
+
+	// The allowance's one run, then the same refusal on both routes.
+	if status, doc := post(t, base+"/api/v1/tools/ping/run", token, `{"input":{"operation":"ping"}}`); status != http.StatusOK {
+		t.Fatalf("the allowed run: %d %v", status, doc)
+	}
+	status, doc := post(t, base+"/api/v1/tools/ping/run", token, `{"input":{"operation":"ping"}}`)
+	if status != http.StatusTooManyRequests || doc["code"] != "tools.caller.quota_exceeded" {
+		t.Errorf("run route: %d %v, want 429 tools.caller.quota_exceeded", status, doc)
+	}
+	p := catalogPins(t, base, token)["ping"]
+	batch := `{"request_id":"r1","items":[{"correlation_id":"c1","tool_code":"ping","contract_version":"` + p["contract_version"].(string) +
+		`","implementation_version":"` + p["implementation_version"].(string) + `","schema_fingerprint":"` + p["schema_fingerprint"].(string) +
+		`","parameters":{"operation":"ping"}}]}`
+	status, doc = post(t, base+"/api/v1/tools/compute", token, batch)
+	if status != http.StatusTooManyRequests || doc["code"] != "quota_exceeded" ||
+		doc["type"] != "https://toolhost.dev/problems/tools.caller.quota_exceeded" {
+		t.Errorf("compute route: %d %v, want 429 quota_exceeded of the type tools.caller.quota_exceeded", status, doc)
+	}
+
+	// pdf_protect costs 2, over the tools-job burst of 1: refused before
+	// its body is read or its input checked, on every route.
+	for route, body := range map[string]string{
+		"/api/v1/tools/pdf_protect/run": `{"input":{}}`,
+		"/api/v1/jobs":                  `{"type":"pdf","input":{"tool":"protect"}}`,
+		"/api/process":                  `{"tool":"protect-pdf"}`,
+	} {
+		status, doc := post(t, base+route, token, body)
+		if status != http.StatusForbidden || doc["code"] != "tools.caller.forbidden" {
+			t.Errorf("%s: %d %v, want 403 tools.caller.forbidden", route, status, doc)
 		}
 	}
 }
