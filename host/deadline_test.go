@@ -146,7 +146,12 @@ func TestLoadRefusesAnInitialiserPastItsDeadline(t *testing.T) {
 			if !errors.Is(err, host.ErrModule) {
 				t.Errorf("Load = %v, want ErrModule", err)
 			}
-			if took >= deadline && !errors.Is(err, context.DeadlineExceeded) {
+			// At its deadline, the refusal is the deadline's — unless the
+			// template's fuel ran out first, which on a loaded machine can
+			// be within a millisecond of it (seen in CI: fuel out, Load
+			// back after 401 ms of 400).
+			outOfFuel := strings.Contains(err.Error(), "ran out of fuel")
+			if took >= deadline && !errors.Is(err, context.DeadlineExceeded) && !outOfFuel {
 				t.Errorf("Load = %v at its deadline, want it to wrap context.DeadlineExceeded", err)
 			}
 			if took > deadline+cleanupMargin {
