@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/toolhost/toolhost/internal/wire"
+
 	"github.com/toolhost/toolhost/internal/engine"
 	"github.com/toolhost/toolhost/internal/run"
 )
@@ -35,7 +37,7 @@ const (
 // valid JSON, as encoding/json would.
 func appendSeedBatch(b []byte, out *run.BatchOutcome) ([]byte, error) {
 	b = append(b, `{"request_id":`...)
-	b, err := appendString(b, out.RequestID)
+	b, err := wire.AppendString(b, out.RequestID)
 	if err != nil {
 		return b, err
 	}
@@ -87,13 +89,13 @@ func appendSeedItem(b []byte, r *run.ItemOutcome) ([]byte, error) {
 		{`,"status":`, status},
 	} {
 		b = append(b, f.name...)
-		if b, err = appendString(b, f.value); err != nil {
+		if b, err = wire.AppendString(b, f.value); err != nil {
 			return b, err
 		}
 	}
 	if r.ExecutionID != "" {
 		b = append(b, `,"execution_id":`...)
-		if b, err = appendString(b, r.ExecutionID); err != nil {
+		if b, err = wire.AppendString(b, r.ExecutionID); err != nil {
 			return b, err
 		}
 	}
@@ -108,7 +110,7 @@ func appendSeedItem(b []byte, r *run.ItemOutcome) ([]byte, error) {
 	}
 	if r.Error != nil {
 		b = append(b, `,"error":`...)
-		if b, err = appendStd(b, r.Error); err != nil {
+		if b, err = wire.AppendJSON(b, r.Error); err != nil {
 			return b, err
 		}
 	}
@@ -150,7 +152,7 @@ func appendMemory(b []byte, m *engine.Memory) ([]byte, error) {
 		return append(b, "null"...), nil
 	}
 	b = append(b, `{"mode":`...)
-	b, err := appendString(b, m.Mode)
+	b, err := wire.AppendString(b, m.Mode)
 	if err != nil {
 		return b, err
 	}
@@ -174,25 +176,11 @@ func appendMillis(b []byte, d *time.Duration) ([]byte, error) {
 	return appendFloat(b, float64(*d)/float64(time.Millisecond))
 }
 
-// appendString appends s as a JSON string: directly when it is printable
-// ASCII without a quote or a backslash (identifiers, versions, hex), else
-// as encoding/json escapes it.
-func appendString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return appendStd(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), nil
-}
-
 // appendFloat appends v as encoding/json writes a float64 (the shortest
 // repr, exponent form below 1e-6 and from 1e21, "e-07" written "e-7").
 func appendFloat(b []byte, v float64) ([]byte, error) {
 	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return appendStd(b, v) // encoding/json's own error
+		return wire.AppendJSON(b, v) // encoding/json's own error
 	}
 	format := byte('f')
 	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
@@ -206,15 +194,4 @@ func appendFloat(b []byte, v float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-// appendStd appends v as encoding/json writes it without HTML escaping.
-func appendStd(b []byte, v any) ([]byte, error) {
-	buf := bytes.NewBuffer(b)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return b, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -3,6 +3,8 @@ package contracts
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/toolhost/toolhost/internal/wire"
 )
 
 // AppendJSON appends the run document's JSON to b: byte for byte what
@@ -16,7 +18,7 @@ import (
 func (r *Run) AppendJSON(b []byte) ([]byte, error) {
 	raw, isRaw := r.Result.(json.RawMessage)
 	if r.Job != nil || r.Files != nil || (r.Result != nil && (!isRaw || len(raw) == 0)) {
-		return appendStd(b, r)
+		return wire.AppendJSON(b, r)
 	}
 	var err error
 	for _, f := range [...]struct{ name, value string }{
@@ -25,7 +27,7 @@ func (r *Run) AppendJSON(b []byte) ([]byte, error) {
 		{`,"status":`, string(r.Status)},
 	} {
 		b = append(b, f.name...)
-		if b, err = appendString(b, f.value); err != nil {
+		if b, err = wire.AppendString(b, f.value); err != nil {
 			return b, err
 		}
 	}
@@ -40,34 +42,9 @@ func (r *Run) AppendJSON(b []byte) ([]byte, error) {
 	}
 	if r.Error != nil {
 		b = append(b, `,"error":`...)
-		if b, err = appendStd(b, r.Error); err != nil {
+		if b, err = wire.AppendJSON(b, r.Error); err != nil {
 			return b, err
 		}
 	}
 	return append(b, '}'), nil
-}
-
-// appendString appends s as a JSON string: directly when it is printable
-// ASCII without a quote or a backslash (identifiers, hex ids), else as
-// encoding/json escapes it. (executor's encoder has the same helper.)
-func appendString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return appendStd(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), nil
-}
-
-// appendStd appends v as encoding/json writes it without HTML escaping.
-func appendStd(b []byte, v any) ([]byte, error) {
-	buf := bytes.NewBuffer(b)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return b, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
